@@ -1,0 +1,142 @@
+// The real-time facade: the only thing the rest of Parley imports from src/realtime.
+// It owns the channel registry, the Pusher protocol server and the auth bookkeeping, and exposes
+// publish/authorize for the broadcaster and the HTTP auth endpoint. It knows nothing of chat.
+//
+// Delivery is at-most-once: a socket that is slow, closed or reconnecting misses events and
+// recovers them over HTTP.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { ChannelRegistry } from './channels.js';
+import { encodeData, frameWithEncodedData } from './pusher/frames.js';
+import { PusherServer } from './pusher/server.js';
+import { channelAuth } from './pusher/signature.js';
+import { RememberedSubscribers } from './remembered-subscribers.js';
+
+export interface RealtimeOptions {
+  appKey: string;
+  appSecret: string;
+  activityTimeoutSeconds?: number; // default 30
+  maxMessageBytes?: number; // default 10_000
+  maxBufferedBytes?: number; // default 4 MiB
+  /** Silence allowed after our pusher:ping before closing with 4201. Default 30. */
+  pongTimeoutSeconds?: number;
+  /** Subscriptions one socket may hold; more are refused with subscription_error (429). Default 1000. */
+  maxChannelsPerConnection?: number;
+  logger: Logger;
+}
+
+export interface RealtimeStats {
+  connections: number;
+  channels: number;
+  subscriptions: number;
+}
+
+export interface RealtimeServer {
+  /** Call from the http server's 'upgrade' event. Returns false (and does nothing) if the path is not /app/... so the caller can destroy the socket. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Deliver one event to every socket subscribed to each channel (full channel names, e.g. 'private-chat.user.7'), except the socket with exceptSocketId. `data` is a plain object; it is JSON-encoded once. */
+  publish(channels: readonly string[], event: string, data: unknown, exceptSocketId?: string): void;
+  /** Signature for the channel auth endpoint: returns "<appKey>:<hex>". */
+  authorize(socketId: string, channelName: string): string;
+  /** Called by the HTTP auth endpoint after it authorized userId for channelName on socketId: a later successful subscribe of that socket to that channel is recorded as belonging to userId. Entries not used within 60 s are forgotten (bounded memory). */
+  rememberSubscriber(socketId: string, channelName: string, userId: string): void;
+  /**
+   * Drop every subscription of userId to channelName at once (a member removed from a group stops
+   * receiving). Sends nothing to the client: pusher-js has no frame for a server-side unsubscribe,
+   * the app learns of the removal from its own event, and a later re-subscribe fails at the auth
+   * endpoint. Only subscriptions recorded through rememberSubscriber are known to belong to a user.
+   */
+  unsubscribeUser(channelName: string, userId: string): void;
+  stats(): RealtimeStats;
+  /** Close every socket with the given code (default 4200, so clients reconnect) and stop accepting. */
+  close(code?: number): Promise<void>;
+}
+
+const DEFAULTS = {
+  activityTimeoutSeconds: 30,
+  pongTimeoutSeconds: 30,
+  maxMessageBytes: 10_000,
+  maxBufferedBytes: 4 * 1024 * 1024,
+  maxChannelsPerConnection: 1000,
+} as const;
+
+/** How long an authorization waits for its subscribe before rememberSubscriber forgets it. */
+const REMEMBER_TTL_MS = 60_000;
+
+export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
+  const { appKey, appSecret } = options;
+  if (appKey === '' || appSecret === '') throw new TypeError('realtime: appKey and appSecret are required');
+  const settings = {
+    activityTimeoutSeconds: positive('activityTimeoutSeconds', options.activityTimeoutSeconds),
+    pongTimeoutSeconds: positive('pongTimeoutSeconds', options.pongTimeoutSeconds),
+    maxMessageBytes: positive('maxMessageBytes', options.maxMessageBytes),
+    maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes),
+    maxChannelsPerConnection: positive('maxChannelsPerConnection', options.maxChannelsPerConnection),
+  };
+  const logger = options.logger.child({ component: 'realtime' });
+  const registry = new ChannelRegistry();
+  const remembered = new RememberedSubscribers(REMEMBER_TTL_MS);
+  const server = new PusherServer({
+    appKey,
+    activityTimeoutSeconds: settings.activityTimeoutSeconds,
+    pongTimeoutSeconds: settings.pongTimeoutSeconds,
+    maxMessageBytes: settings.maxMessageBytes,
+    maxBufferedBytes: settings.maxBufferedBytes,
+    logger,
+    handlers: {
+      appKey,
+      appSecret,
+      registry,
+      remembered,
+      maxChannelsPerConnection: settings.maxChannelsPerConnection,
+      logger,
+    },
+  });
+
+  return {
+    handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
+
+    publish(channels, event, data, exceptSocketId) {
+      if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
+        throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
+      }
+      const encodedData = encodeData(data); // once per event
+      for (const channel of channels) {
+        if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
+        // once per channel, then the same bytes to every socket (no per-socket encoding)
+        const frame = Buffer.from(frameWithEncodedData(event, encodedData, channel));
+        registry.broadcast(channel, frame, exceptSocketId);
+      }
+    },
+
+    authorize: (socketId, channelName) => channelAuth(appKey, appSecret, socketId, channelName),
+
+    rememberSubscriber: (socketId, channelName, userId) => remembered.remember(socketId, channelName, userId),
+
+    unsubscribeUser(channelName, userId) {
+      const dropped = registry.unsubscribeUser(channelName, userId);
+      if (dropped > 0) logger.debug({ channel: channelName, userId, dropped }, 'user unsubscribed by server');
+    },
+
+    stats: () => ({ connections: server.connectionCount, ...registry.stats() }),
+
+    async close(code = 4200) {
+      // Codes a server may send in a close frame (RFC 6455 §7.4); ws throws on any other.
+      if (!Number.isInteger(code) || !(code === 1000 || (code >= 3000 && code <= 4999))) {
+        throw new RangeError(`realtime: ${code} is not a close code a server may send`);
+      }
+      await server.close(code);
+      remembered.clear();
+    },
+  };
+}
+
+function positive(name: keyof typeof DEFAULTS, value: number | undefined): number {
+  const v = value ?? DEFAULTS[name];
+  if (!(Number.isFinite(v) && v > 0)) throw new TypeError(`realtime: ${name} must be a positive number`);
+  return v;
+}
+
+export { isValidSocketId } from './pusher/signature.js';

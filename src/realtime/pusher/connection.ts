@@ -1,0 +1,73 @@
+// One client connection: its socket id, the channels it is subscribed to, and a send that refuses
+// to buffer without bound. Everything that writes to or closes a socket goes through here.
+
+import { randomInt } from 'node:crypto';
+import { WebSocket } from 'ws';
+import { PusherErrorCode, type PusherError } from './errors.js';
+
+/** How long a server-initiated close may wait for the client's close frame before the TCP socket is destroyed. */
+const CLOSE_GRACE_MS = 3_000;
+/** WebSocket close reasons are limited to 123 bytes. */
+const MAX_REASON_BYTES = 123;
+
+/** "<n>.<n>", two random positive integers, as pusher-js and the auth endpoint expect. */
+export function newSocketId(): string {
+  return `${randomInt(1, 1_000_000_000)}.${randomInt(1, 1_000_000_000)}`;
+}
+
+export class Connection {
+  readonly id: string;
+  /** Channels this connection is subscribed to; maintained by the ChannelRegistry. */
+  readonly channels = new Set<string>();
+  private readonly ws: WebSocket;
+  private readonly maxBufferedBytes: number;
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(id: string, ws: WebSocket, maxBufferedBytes: number) {
+    this.id = id;
+    this.ws = ws;
+    this.maxBufferedBytes = maxBufferedBytes;
+    ws.once('close', () => clearTimeout(this.killTimer));
+  }
+
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Sends one text frame. A Buffer is sent as-is (text opcode), so one encoded frame can be shared
+   * by every subscriber. A client that does not read fast enough is disconnected with 4100 (pusher-js
+   * backs off and reconnects, then recovers over HTTP) instead of growing our memory. Returns false
+   * when nothing was sent.
+   */
+  send(frame: string | Buffer): boolean {
+    if (!this.isOpen) return false;
+    if (this.ws.bufferedAmount > this.maxBufferedBytes) {
+      this.close(PusherErrorCode.OverCapacity, 'Over capacity: client is not reading its messages');
+      return false;
+    }
+    this.ws.send(frame, { binary: false });
+    return true;
+  }
+
+  /** Reports an error as one pusher:error frame; fatal codes (4000–4299) also close the socket. */
+  fail(error: PusherError): void {
+    this.send(error.toFrame());
+    if (error.fatal) this.close(error.code, error.message);
+  }
+
+  close(code: number, reason = ''): void {
+    const state = this.ws.readyState;
+    if (state === WebSocket.CLOSED || this.killTimer !== undefined) return;
+    if (state === WebSocket.OPEN) this.ws.close(code, truncateReason(reason));
+    // A client that never answers the close frame (or whose buffer is stuck) must not hold the socket.
+    this.killTimer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
+    this.killTimer.unref();
+  }
+}
+
+function truncateReason(reason: string): string {
+  let out = reason;
+  while (Buffer.byteLength(out) > MAX_REASON_BYTES) out = out.slice(0, -1);
+  return out;
+}

@@ -1,0 +1,72 @@
+// Frame codec for Pusher protocol v7.
+// Server → client: {"event": ..., "channel"?: ..., "data": "<JSON text>"}. `data` is always a string
+// holding JSON (pusher-js JSON-parses it a second time), so an object payload is encoded twice.
+// Client → server: pusher-js sends `data` as an object, other clients as a JSON string; both are
+// accepted. Parsing never throws: a bad frame is a value the caller turns into a pusher:error.
+
+export interface ClientFrame {
+  readonly event: string;
+  readonly channel: string | undefined;
+  /** The decoded `data` (an object for every pusher:* event we handle), or undefined when absent. */
+  readonly data: unknown;
+}
+
+export type ParsedFrame =
+  | { readonly ok: true; readonly frame: ClientFrame }
+  | { readonly ok: false; readonly reason: string };
+
+/** The `data` member as it appears on the wire: a JSON string literal whose content is JSON. */
+export function encodeData(data: unknown): string {
+  // undefined has no JSON form; Pusher's "no payload" is an empty object.
+  return JSON.stringify(JSON.stringify(data) ?? '{}');
+}
+
+/**
+ * Builds a frame around an already encoded `data` literal (see encodeData). Publishing encodes the
+ * payload once and calls this once per channel, so no JSON work is repeated per socket.
+ */
+export function frameWithEncodedData(event: string, encodedData: string, channel?: string): string {
+  return channel === undefined
+    ? `{"event":${JSON.stringify(event)},"data":${encodedData}}`
+    : `{"event":${JSON.stringify(event)},"channel":${JSON.stringify(channel)},"data":${encodedData}}`;
+}
+
+export function encodeFrame(event: string, data: unknown, channel?: string): string {
+  return frameWithEncodedData(event, encodeData(data), channel);
+}
+
+export function parseClientFrame(text: string): ParsedFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'Invalid JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: 'A frame must be a JSON object' };
+  }
+  const { event, channel, data } = value as Record<string, unknown>;
+  if (typeof event !== 'string' || event === '') {
+    return { ok: false, reason: 'A frame must have a string "event"' };
+  }
+  if (channel !== undefined && typeof channel !== 'string') {
+    return { ok: false, reason: '"channel" must be a string' };
+  }
+  return { ok: true, frame: { event, channel, data: decodeData(data) } };
+}
+
+/** Reads a string member of a decoded `data` object; anything else reads as undefined. */
+export function stringField(data: unknown, key: string): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const value = (data as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function decodeData(data: unknown): unknown {
+  if (typeof data !== 'string') return data;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data; // a plain string payload is legal for client events
+  }
+}

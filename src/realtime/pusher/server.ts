@@ -1,0 +1,177 @@
+// Socket plumbing only: upgrade, open, message, close, error. What a frame means is decided in
+// handlers.ts; what an error looks like on the wire in errors.ts.
+//
+// - Path /app/{key}: a wrong key is answered with pusher:error 4001 and close 4001 after the
+//   upgrade, because that is how pusher-js learns not to retry.
+// - Oversize frames: ws's maxPayload stops reading a frame as soon as its length header exceeds the
+//   limit (nothing is buffered) and closes with 1009 "Message Too Big"; pusher-js reconnects after
+//   1 s. No pusher:error can be sent first: ws has already started the close.
+// - Binary frames are not part of the protocol: non-fatal pusher:error 4300.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { Connection, newSocketId } from './connection.js';
+import { PusherError, PusherErrorCode } from './errors.js';
+import { encodeFrame } from './frames.js';
+import { handleMessage, type HandlerContext } from './handlers.js';
+import { Keepalive } from './keepalive.js';
+
+/** Protocol versions whose frames we speak (pusher-js sends ?protocol=7). */
+const MIN_PROTOCOL = 5;
+const MAX_PROTOCOL = 7;
+
+export interface PusherServerOptions {
+  readonly appKey: string;
+  readonly activityTimeoutSeconds: number;
+  readonly pongTimeoutSeconds: number;
+  readonly maxMessageBytes: number;
+  readonly maxBufferedBytes: number;
+  readonly logger: Logger;
+  readonly handlers: HandlerContext;
+}
+
+export class PusherServer {
+  private readonly options: PusherServerOptions;
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Map<string, Connection>();
+  private readonly ping = encodeFrame('pusher:ping', {});
+  private closing: { code: number; drained: () => void; done: Promise<void> } | undefined;
+
+  constructor(options: PusherServerOptions) {
+    this.options = options;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      clientTracking: false, // we track connections ourselves, by socket id
+      perMessageDeflate: false, // per-socket compression would defeat sending one shared frame
+      maxPayload: options.maxMessageBytes,
+    });
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (!path.startsWith('/app/')) return false;
+
+    if (this.closing !== undefined) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return true;
+    }
+    const refusal = this.check(path.slice('/app/'.length), new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      if (refusal !== undefined) this.refuse(ws, refusal);
+      else if (this.closing !== undefined) this.detached(ws).close(this.closing.code, 'Server is shutting down');
+      else this.open(ws);
+    });
+    return true;
+  }
+
+  /** Closes every connection with `code` and resolves once all of them are gone. Idempotent. */
+  close(code: number): Promise<void> {
+    if (this.closing !== undefined) return this.closing.done;
+    let drained!: () => void;
+    const done = new Promise<void>((resolve) => {
+      drained = () => {
+        this.wss.close();
+        resolve();
+      };
+    });
+    this.closing = { code, drained, done };
+    if (this.connections.size === 0) drained();
+    for (const conn of this.connections.values()) conn.close(code, 'Server is shutting down');
+    return done;
+  }
+
+  private check(key: string, query: URLSearchParams): PusherError | undefined {
+    if (key.includes('/')) return new PusherError(PusherErrorCode.PathNotFound, 'Path not found');
+    if (key !== this.options.appKey) {
+      return new PusherError(PusherErrorCode.AppDoesNotExist, 'Application does not exist');
+    }
+    const protocol = query.get('protocol');
+    if (protocol === null) return undefined; // lenient: plain WebSocket clients may omit it
+    if (!/^\d{1,3}$/.test(protocol)) {
+      return new PusherError(PusherErrorCode.InvalidVersionFormat, 'Invalid version string format');
+    }
+    const version = Number(protocol);
+    if (version < MIN_PROTOCOL || version > MAX_PROTOCOL) {
+      return new PusherError(PusherErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${version}`);
+    }
+    return undefined;
+  }
+
+  private refuse(ws: WebSocket, error: PusherError): void {
+    this.detached(ws).fail(error);
+    this.options.logger.debug({ code: error.code, reason: error.message }, 'connection refused');
+  }
+
+  /** A connection that is only being turned away: never registered, never subscribed. */
+  private detached(ws: WebSocket): Connection {
+    ws.on('error', (err) => this.options.logger.debug({ err }, 'refused socket error'));
+    return new Connection(newSocketId(), ws, this.options.maxBufferedBytes);
+  }
+
+  private open(ws: WebSocket): void {
+    const { logger, handlers } = this.options;
+    let id = newSocketId();
+    while (this.connections.has(id)) id = newSocketId();
+    const conn = new Connection(id, ws, this.options.maxBufferedBytes);
+    this.connections.set(id, conn);
+
+    const keepalive = new Keepalive(
+      this.options.activityTimeoutSeconds * 1000,
+      this.options.pongTimeoutSeconds * 1000,
+      () => conn.send(this.ping),
+      () => conn.fail(new PusherError(PusherErrorCode.PongNotReceived, 'Pong reply not received')),
+    );
+    const touch = (): void => keepalive.touch();
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      keepalive.touch();
+      if (isBinary) {
+        conn.fail(new PusherError(PusherErrorCode.Generic, 'Binary frames are not supported'));
+        return;
+      }
+      try {
+        handleMessage(handlers, conn, toText(data));
+      } catch (err) {
+        // A bug in a handler must cost one frame, not the process.
+        logger.error({ err, socketId: id }, 'pusher message handler failed');
+        conn.fail(new PusherError(PusherErrorCode.Generic, 'Internal error'));
+      }
+    });
+    ws.on('ping', touch); // WebSocket-level pings/pongs are traffic too
+    ws.on('pong', touch);
+    ws.on('error', (err) => {
+      // ws closes the socket itself after an error (e.g. 1009 for an oversize frame).
+      logger.debug({ err, socketId: id }, 'socket error');
+    });
+    ws.once('close', (code: number) => {
+      keepalive.stop();
+      this.connections.delete(id);
+      handlers.registry.removeSubscriber(conn);
+      logger.debug({ socketId: id, code }, 'connection closed');
+      if (this.closing !== undefined && this.connections.size === 0) this.closing.drained();
+    });
+
+    conn.send(
+      encodeFrame('pusher:connection_established', {
+        socket_id: id,
+        activity_timeout: this.options.activityTimeoutSeconds,
+      }),
+    );
+    keepalive.start();
+    logger.debug({ socketId: id }, 'connection opened');
+  }
+}
+
+function toText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}

@@ -1,0 +1,33 @@
+// Channel authorization signatures (Pusher "auth" strings).
+// auth = "<app key>:" + hex(HMAC-SHA256(app secret, socket_id + ":" + channel_name)).
+// Verification compares in constant time so a forger learns nothing from response timing.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+const SOCKET_ID = /^\d+\.\d+$/;
+
+export function isValidSocketId(socketId: string): boolean {
+  return SOCKET_ID.test(socketId);
+}
+
+export function signChannel(secret: string, socketId: string, channelName: string): string {
+  return createHmac('sha256', secret).update(`${socketId}:${channelName}`).digest('hex');
+}
+
+export function channelAuth(key: string, secret: string, socketId: string, channelName: string): string {
+  return `${key}:${signChannel(secret, socketId, channelName)}`;
+}
+
+/** True when `auth` is exactly the auth string this app would have issued for this socket and channel. */
+export function verifyChannelAuth(
+  key: string,
+  secret: string,
+  socketId: string,
+  channelName: string,
+  auth: string,
+): boolean {
+  const expected = Buffer.from(channelAuth(key, secret, socketId, channelName));
+  const given = Buffer.from(auth);
+  // timingSafeEqual throws on different lengths; the length itself is public (key + 64 hex digits).
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}

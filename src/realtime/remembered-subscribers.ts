@@ -1,0 +1,60 @@
+// Who a subscription belongs to. The HTTP auth endpoint knows the user; the socket only shows a
+// signature. The endpoint records (socket id, channel) → user id here, and the subscribe that
+// follows claims it, so unsubscribeUser can later find that user's sockets.
+// Entries expire after a TTL and the map has a hard cap, so unclaimed authorizations cannot pile up.
+
+interface Entry {
+  readonly userId: string;
+  readonly expiresAt: number;
+}
+
+export class RememberedSubscribers {
+  // Insertion order is expiry order (same TTL for all, re-inserts move to the end), so the
+  // expired entries are always a prefix of the map and sweeping stops at the first live one.
+  private readonly entries = new Map<string, Entry>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(ttlMs = 60_000, maxEntries = 100_000, now: () => number = () => performance.now()) {
+    this.ttlMs = ttlMs;
+    this.maxEntries = maxEntries;
+    this.now = now;
+  }
+
+  remember(socketId: string, channel: string, userId: string): void {
+    const key = keyOf(socketId, channel);
+    this.entries.delete(key);
+    this.entries.set(key, { userId, expiresAt: this.now() + this.ttlMs });
+    this.sweep();
+  }
+
+  /** Returns and forgets the user id remembered for this socket and channel, if still fresh. */
+  claim(socketId: string, channel: string): string | undefined {
+    const key = keyOf(socketId, channel);
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    return entry.expiresAt > this.now() ? entry.userId : undefined;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now && this.entries.size <= this.maxEntries) break;
+      this.entries.delete(key); // expired, or the oldest one over the cap
+    }
+  }
+}
+
+function keyOf(socketId: string, channel: string): string {
+  return `${socketId}\n${channel}`;
+}
