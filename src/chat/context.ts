@@ -1,0 +1,18 @@
+// What every use case is given: the database, the broadcaster, the limits. Built once in app.ts.
+import type { Limits } from '../config.js';
+import type { Broadcaster } from '../events/broadcaster.js';
+import type { DB } from '../store/database.js';
+import type { RateLimiter } from './rate-limits.js';
+
+export interface ChatContext {
+  readonly db: DB;
+  readonly broadcaster: Broadcaster;
+  readonly limits: Limits;
+  readonly rateLimiter: RateLimiter;
+}
+
+/** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */
+export interface Actor {
+  readonly userId: number;
+  readonly socketId?: string;
+}

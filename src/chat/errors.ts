@@ -1,0 +1,36 @@
+// Every error code the API answers with, and its HTTP status: the one list clients can rely on.
+export const ERRORS = {
+  bad_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  blocked: 403,
+  forbidden_role: 403,
+  not_sender: 403,
+  not_participant: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ChatError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: { errors?: Record<string, string[]>; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+    this.status = ERRORS[code];
+  }
+}
+
+export const notFound = (what: string): ChatError => new ChatError('not_found', `${what} not found.`);
+export const forbidden = (code: ErrorCode, message: string): ChatError => new ChatError(code, message);
+export const invalid = (field: string, message: string): ChatError =>
+  new ChatError('validation_failed', message, { errors: { [field]: [message] } });

@@ -1,0 +1,189 @@
+// The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
+import { sql } from 'kysely';
+import type { DB } from '../store/database.js';
+import type { Role } from '../store/schema.js';
+import {
+  iso,
+  isoOrNull,
+  type AttachmentResource,
+  type ConversationResource,
+  type MessageResource,
+  type ParticipantResource,
+  type UserResource,
+} from './resources.js';
+
+export const PREVIEW_SIZE = 10;
+export const attachmentUrl = (id: number): string => `/api/chat/v1/attachments/${id}`;
+
+export function userResource(row: { id: number; name: string; avatar_url: string | null }): UserResource {
+  return { id: row.id, name: row.name, avatar_url: row.avatar_url };
+}
+
+export function attachmentResource(row: { id: number; name: string; mime_type: string; size: number }): AttachmentResource {
+  return { id: row.id, name: row.name, mime_type: row.mime_type, size: row.size, url: attachmentUrl(row.id) };
+}
+
+/** Messages by id, fully hydrated (sender, attachment, reply preview, forward origin): one query. */
+export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<number, MessageResource>> {
+  const result = new Map<number, MessageResource>();
+  if (ids.length === 0) return result;
+  const rows = await db
+    .selectFrom('messages as m')
+    .innerJoin('users as s', 's.id', 'm.sender_id')
+    .leftJoin('attachments as a', 'a.id', 'm.attachment_id')
+    .leftJoin('messages as r', 'r.id', 'm.reply_to_id')
+    .leftJoin('users as rs', 'rs.id', 'r.sender_id')
+    .leftJoin('users as fs', 'fs.id', 'm.forwarded_from_sender_id')
+    .select([
+      'm.id', 'm.conversation_id', 'm.body', 'm.created_at', 'm.edited_at',
+      'm.forwarded_from_message_id', 'm.forwarded_from_conversation_id',
+      's.id as s_id', 's.name as s_name', 's.avatar_url as s_avatar',
+      'a.id as a_id', 'a.name as a_name', 'a.mime_type as a_mime', 'a.size as a_size',
+      'r.id as r_id', 'r.body as r_body', 'r.deleted_at as r_deleted_at',
+      'rs.id as rs_id', 'rs.name as rs_name', 'rs.avatar_url as rs_avatar',
+      'fs.id as fs_id', 'fs.name as fs_name', 'fs.avatar_url as fs_avatar',
+    ])
+    .where('m.id', 'in', ids)
+    .execute();
+  for (const row of rows) {
+    result.set(row.id, {
+      id: row.id,
+      conversation_id: row.conversation_id,
+      body: row.body,
+      attachment:
+        row.a_id === null ? null : attachmentResource({ id: row.a_id, name: row.a_name!, mime_type: row.a_mime!, size: row.a_size! }),
+      sender: { id: row.s_id, name: row.s_name, avatar_url: row.s_avatar },
+      reply_to:
+        row.r_id === null
+          ? null
+          : {
+              id: row.r_id,
+              body: row.r_deleted_at ? null : row.r_body,
+              sender: { id: row.rs_id!, name: row.rs_name!, avatar_url: row.rs_avatar },
+              deleted: row.r_deleted_at !== null,
+            },
+      forwarded_from:
+        row.forwarded_from_message_id === null
+          ? null
+          : {
+              message_id: row.forwarded_from_message_id,
+              conversation_id: row.forwarded_from_conversation_id!,
+              sender: { id: row.fs_id!, name: row.fs_name!, avatar_url: row.fs_avatar },
+            },
+      created_at: iso(row.created_at),
+      edited_at: isoOrNull(row.edited_at),
+    });
+  }
+  return result;
+}
+
+export async function loadMessage(db: DB, id: number): Promise<MessageResource> {
+  const message = (await loadMessages(db, [id])).get(id);
+  if (!message) throw new Error(`message ${id} vanished`);
+  return message;
+}
+
+/** The part of a ConversationResource that every participant sees alike. */
+export interface SharedConversation {
+  readonly id: number;
+  readonly type: 'direct' | 'group';
+  readonly name: string | null;
+  readonly avatar_url: string | null;
+  readonly participant_count: number;
+  readonly participants_preview: ParticipantResource[];
+  readonly last_message: MessageResource | null;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+}
+
+/** The part that is one participant's own. */
+export interface ReaderState {
+  readonly user_id: number;
+  readonly unread_count: number;
+  readonly last_read_at: Date | null;
+}
+
+export function conversationResource(shared: SharedConversation, reader: ReaderState): ConversationResource {
+  return {
+    id: shared.id,
+    type: shared.type,
+    name: shared.name,
+    avatar_url: shared.avatar_url,
+    participant_count: shared.participant_count,
+    participants_preview: shared.participants_preview,
+    last_message: shared.last_message,
+    unread_count: reader.unread_count,
+    last_read_at: isoOrNull(reader.last_read_at),
+    created_at: iso(shared.created_at),
+    updated_at: iso(shared.updated_at),
+  };
+}
+
+/** Up to PREVIEW_SIZE participants per conversation, owners and admins first, then by seniority: one query. */
+export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
+  const previews = new Map<number, ParticipantResource[]>(conversationIds.map((id) => [id, []]));
+  if (conversationIds.length === 0) return previews;
+  const rows = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('participants as p')
+        .innerJoin('users as u', 'u.id', 'p.user_id')
+        .select([
+          'p.conversation_id', 'u.id', 'u.name', 'u.avatar_url', 'p.role',
+          sql<number>`row_number() over (partition by p.conversation_id order by case p.role when 'owner' then 0 when 'admin' then 1 else 2 end, p.joined_at, p.user_id)`.as('rank'),
+        ])
+        .where('p.conversation_id', 'in', conversationIds)
+        .as('ranked'),
+    )
+    .selectAll()
+    .where('rank', '<=', PREVIEW_SIZE)
+    .orderBy('conversation_id')
+    .orderBy('rank')
+    .execute();
+  for (const row of rows) {
+    previews.get(row.conversation_id)!.push({ id: row.id, name: row.name, avatar_url: row.avatar_url, role: row.role as Role });
+  }
+  return previews;
+}
+
+/** Shared parts of several conversations: three queries (conversations, previews, last messages). */
+export async function loadSharedConversations(db: DB, ids: readonly number[]): Promise<Map<number, SharedConversation>> {
+  const result = new Map<number, SharedConversation>();
+  if (ids.length === 0) return result;
+  const conversations = await db.selectFrom('conversations').selectAll().where('id', 'in', ids).execute();
+  const lastIds = conversations.map((c) => c.last_message_id).filter((id): id is number => id !== null);
+  const [previews, lastMessages] = await Promise.all([loadPreviews(db, ids), loadMessages(db, lastIds)]);
+  for (const c of conversations) {
+    result.set(c.id, {
+      id: c.id,
+      type: c.type,
+      name: c.name,
+      avatar_url: c.avatar_url,
+      participant_count: c.participant_count,
+      participants_preview: previews.get(c.id) ?? [],
+      last_message: c.last_message_id === null ? null : (lastMessages.get(c.last_message_id) ?? null),
+      created_at: c.created_at,
+      updated_at: c.updated_at,
+    });
+  }
+  return result;
+}
+
+export async function loadShared(db: DB, id: number): Promise<SharedConversation> {
+  const shared = (await loadSharedConversations(db, [id])).get(id);
+  if (!shared) throw new Error(`conversation ${id} vanished`);
+  return shared;
+}
+
+/** Read states of a conversation's participants (all, or the given users). */
+export async function loadReaderStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
+  let query = db
+    .selectFrom('participants')
+    .select(['user_id', 'unread_count', 'last_read_at'])
+    .where('conversation_id', '=', conversationId);
+  if (userIds) {
+    if (userIds.length === 0) return [];
+    query = query.where('user_id', 'in', userIds);
+  }
+  return query.execute();
+}

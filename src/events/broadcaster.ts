@@ -1,0 +1,42 @@
+// Domain events → channels, broadcast name and payload → the fan-out driver. Called after commit, before the
+// HTTP response (the seed's synchronous dispatch).
+import type { Logger } from 'pino';
+import { EVENTS, channelsOf, type DomainEvent } from './catalog.js';
+
+/** Where frames go: the built-in socket server, other nodes, or an external Pusher server. */
+export interface Fanout {
+  publish(channels: readonly string[], event: string, data: unknown, exceptSocketId?: string): void | Promise<void>;
+  /** Stop delivering channel to userId's sockets (a member removed from a group). */
+  unsubscribeUser(channel: string, userId: string): void | Promise<void>;
+}
+
+export interface Broadcaster {
+  dispatch(events: readonly DomainEvent[], exceptSocketId?: string): Promise<void>;
+  unsubscribeUser(channel: string, userId: number): Promise<void>;
+}
+
+export function createBroadcaster(fanout: Fanout, logger: Logger): Broadcaster {
+  return {
+    async dispatch(events, exceptSocketId) {
+      for (const e of events) {
+        try {
+          await fanout.publish(channelsOf(e), EVENTS[e.name].broadcastAs, e.payload, exceptSocketId);
+        } catch (err) {
+          // Delivery is at-most-once: the write is committed, clients catch up over HTTP.
+          logger.error({ err, event: e.name }, 'event delivery failed');
+        }
+      }
+    },
+    async unsubscribeUser(channel, userId) {
+      await fanout.unsubscribeUser(channel, String(userId));
+    },
+  };
+}
+
+/** BROADCAST_DRIVER=log: events are written to the log instead of sockets (debugging, or no real-time). */
+export function logFanout(logger: Logger): Fanout {
+  return {
+    publish: (channels, event, data, exceptSocketId) => logger.info({ channels, event, data, exceptSocketId }, 'broadcast'),
+    unsubscribeUser: (channel, userId) => logger.info({ channel, userId }, 'unsubscribe user'),
+  };
+}

@@ -1,0 +1,78 @@
+// The seed's event table as code: each event's class name, broadcast name, channel and payload type.
+import type { ConversationResource, MessageResource, ParticipantResource } from '../chat/resources.js';
+
+export const CHANGE_TYPES = ['added', 'removed', 'role_changed'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+export const REVOKE_REASONS = ['removed', 'left', 'group_deleted'] as const;
+export type RevokeReason = (typeof REVOKE_REASONS)[number];
+
+/** MessageSent carries exactly these keys; MessageUpdated adds edited_at. */
+export type MessageSentPayload = Omit<MessageResource, 'edited_at'>;
+
+export interface EventPayloads {
+  MessageSent: MessageSentPayload;
+  MessageUpdated: MessageResource;
+  MessageDeleted: { id: number; conversation_id: number };
+  ConversationRead: { conversation_id: number; user_id: number; read_at: string };
+  UserTyping: { conversation_id: number; user_id: number; is_typing: boolean };
+  GroupParticipantsChanged: {
+    conversation_id: number;
+    change_type: ChangeType;
+    actor_user_id: number;
+    target_user_ids: number[];
+    participant_count: number;
+    participants_preview: ParticipantResource[];
+  };
+  ConversationInboxUpdated: ConversationResource;
+  UserPresenceChanged: { user_id: number; is_online: boolean };
+  UserBlockChanged: {
+    blocker_id: number;
+    blocked_user_id: number;
+    blocked: boolean;
+    messaging_blocked_user_ids: number[];
+  };
+  GroupMembershipRevoked: { conversation_id: number; user_id: number; reason: RevokeReason };
+}
+
+export type EventName = keyof EventPayloads;
+type ChannelKind = 'conversation' | 'user';
+
+export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string; readonly channel: ChannelKind } } = {
+  MessageSent: { broadcastAs: 'MessageSent', channel: 'conversation' },
+  MessageUpdated: { broadcastAs: 'MessageUpdated', channel: 'conversation' },
+  MessageDeleted: { broadcastAs: 'MessageDeleted', channel: 'conversation' },
+  ConversationRead: { broadcastAs: 'ConversationRead', channel: 'conversation' },
+  UserTyping: { broadcastAs: 'UserTyping', channel: 'conversation' },
+  GroupParticipantsChanged: { broadcastAs: 'GroupParticipantsChanged', channel: 'conversation' },
+  ConversationInboxUpdated: { broadcastAs: 'InboxUpdated', channel: 'user' },
+  UserPresenceChanged: { broadcastAs: 'UserPresenceChanged', channel: 'user' },
+  UserBlockChanged: { broadcastAs: 'UserBlockChanged', channel: 'user' },
+  GroupMembershipRevoked: { broadcastAs: 'GroupMembershipRevoked', channel: 'user' },
+};
+
+export const conversationChannel = (conversationId: number): string => `private-chat.conversation.${conversationId}`;
+export const userChannel = (userId: number): string => `private-chat.user.${userId}`;
+
+/** One event to deliver: a name from the table, the ids whose channels receive it, and its payload. */
+export interface DomainEvent<N extends EventName = EventName> {
+  readonly name: N;
+  /** Conversation ids or user ids, by the event's channel kind. */
+  readonly to: readonly number[];
+  readonly payload: EventPayloads[N];
+}
+
+export function event<N extends EventName>(name: N, to: number | readonly number[], payload: EventPayloads[N]): DomainEvent<N> {
+  return { name, to: typeof to === 'number' ? [to] : to, payload };
+}
+
+export function channelsOf(e: DomainEvent): string[] {
+  const toChannel = EVENTS[e.name].channel === 'conversation' ? conversationChannel : userChannel;
+  return e.to.map(toChannel);
+}
+
+/** Which channel names the chat authorizes, and for what. */
+export function parseChatChannel(name: string): { kind: ChannelKind; id: number } | null {
+  const match = /^private-chat\.(conversation|user)\.([1-9]\d{0,15})$/.exec(name);
+  return match ? { kind: match[1] as ChannelKind, id: Number(match[2]) } : null;
+}

@@ -1,0 +1,63 @@
+// The database: PostgreSQL through a `pg` pool when DATABASE_URL is set, else embedded PGlite in the data
+// directory. One set of migrations and queries serves both.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import type { Schema } from './schema.js';
+
+export type DB = Kysely<Schema>;
+
+export interface Database {
+  readonly db: DB;
+  readonly kind: 'postgres' | 'pglite';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+// Ids are bigint columns; every id the host app uses fits a JS number, so hand them out as numbers.
+const toNumber = (value: string): number => Number(value);
+
+async function pgliteDialect(dataDir: string): Promise<Dialect> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const dir = join(dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  const client = await PGlite.create(dir, { parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber } });
+  return new PGliteDialect(client);
+}
+
+function postgresDialect(url: string): Dialect {
+  const types = {
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, types });
+  // A dropped idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return new PostgresDialect({ pool });
+}
+
+export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
+  const kind = options.databaseUrl ? 'postgres' : 'pglite';
+  const dialect = options.databaseUrl ? postgresDialect(options.databaseUrl) : await pgliteDialect(options.dataDir);
+  const db = new Kysely<Schema>({ dialect });
+  return {
+    db,
+    kind,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+export async function migrateToLatest(db: DB): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,95 @@
+// Table types for Kysely. Ids are bigint in SQL and parsed to JS numbers by both drivers (database.ts).
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export const CONVERSATION_TYPES = ['direct', 'group'] as const;
+export type ConversationType = (typeof CONVERSATION_TYPES)[number];
+
+export const ROLES = ['owner', 'admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface UsersTable {
+  id: number;
+  name: string;
+  avatar_url: string | null;
+  last_seen_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ConversationsTable {
+  id: Generated<number>;
+  type: ConversationType;
+  name: string | null;
+  avatar_url: string | null;
+  /** "smallerId:largerId" for direct conversations: makes find-or-create race-free. */
+  direct_key: string | null;
+  participant_count: ColumnType<number, number | undefined, number>;
+  last_message_id: number | null;
+  last_activity_at: Timestamp;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ParticipantsTable {
+  conversation_id: number;
+  user_id: number;
+  role: Role;
+  joined_at: Timestamp;
+  /** Read position: every message with id <= this is read. */
+  last_read_message_id: ColumnType<number, number | undefined, number>;
+  last_read_at: NullableTimestamp;
+  /** Messages after the read position, sent by others, not deleted: kept by every write so reads never count. */
+  unread_count: ColumnType<number, number | undefined, number>;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  conversation_id: number;
+  sender_id: number;
+  body: string | null;
+  attachment_id: number | null;
+  reply_to_id: number | null;
+  forwarded_from_message_id: number | null;
+  forwarded_from_conversation_id: number | null;
+  forwarded_from_sender_id: number | null;
+  client_message_id: string | null;
+  created_at: CreatedAt;
+  edited_at: NullableTimestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface AttachmentsTable {
+  id: Generated<number>;
+  uploader_id: number;
+  name: string;
+  mime_type: string;
+  size: number;
+  storage_key: string;
+  created_at: CreatedAt;
+}
+
+export interface BlocksTable {
+  blocker_id: number;
+  blocked_id: number;
+  created_at: CreatedAt;
+}
+
+export interface Schema {
+  users: UsersTable;
+  conversations: ConversationsTable;
+  participants: ParticipantsTable;
+  messages: MessagesTable;
+  attachments: AttachmentsTable;
+  blocks: BlocksTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type Conversation = Selectable<ConversationsTable>;
+export type Participant = Selectable<ParticipantsTable>;
+export type Message = Selectable<MessagesTable>;
+export type NewMessage = Insertable<MessagesTable>;
+export type Attachment = Selectable<AttachmentsTable>;
