@@ -1,0 +1,54 @@
+// Attachments: uploaded first, then sent with a message; readable by the uploader and by the participants of a
+// conversation where a message carries them.
+import type { Readable } from 'node:stream';
+import type { AttachmentStorage } from '../store/attachment-storage.js';
+import type { Attachment } from '../store/schema.js';
+import type { Actor, ChatContext } from './context.js';
+import { ChatError, notFound } from './errors.js';
+import type { AttachmentResource } from './resources.js';
+import { attachmentResource } from './views.js';
+
+export interface Upload {
+  readonly filename: string;
+  readonly mimetype: string;
+  readonly file: Readable & { truncated?: boolean };
+}
+
+export async function uploadAttachment(ctx: ChatContext, storage: AttachmentStorage, actor: Actor, upload: Upload): Promise<AttachmentResource> {
+  const { key, size } = await storage.put(upload.file);
+  if (upload.file.truncated) {
+    await storage.delete(key);
+    throw new ChatError('payload_too_large', `An attachment may be at most ${ctx.limits.attachmentMaxBytes} bytes.`);
+  }
+  const row = await ctx.db
+    .insertInto('attachments')
+    .values({
+      uploader_id: actor.userId,
+      name: upload.filename.slice(0, 255) || 'file',
+      mime_type: upload.mimetype || 'application/octet-stream',
+      size,
+      storage_key: key,
+      created_at: new Date(),
+    })
+    .returning(['id', 'name', 'mime_type', 'size'])
+    .executeTakeFirstOrThrow();
+  return attachmentResource(row);
+}
+
+/** The attachment, if the actor may read it; 404 otherwise so ids are not probed. */
+export async function readableAttachment(ctx: ChatContext, actor: Actor, id: number): Promise<Attachment> {
+  const attachment = await ctx.db.selectFrom('attachments').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!attachment) throw notFound('Attachment');
+  if (attachment.uploader_id === actor.userId) return attachment;
+  const shared = await ctx.db
+    .selectFrom('messages as m')
+    .innerJoin('participants as p', 'p.conversation_id', 'm.conversation_id')
+    .select('m.id')
+    .where('m.attachment_id', '=', id)
+    .where('m.deleted_at', 'is', null)
+    .where('p.user_id', '=', actor.userId)
+    .limit(1)
+    .executeTakeFirst();
+  if (!shared) throw notFound('Attachment');
+  return attachment;
+}

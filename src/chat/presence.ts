@@ -1,0 +1,80 @@
+// Presence: heartbeats and offline signals become UserPresenceChanged, on a transition only, for every user who
+// shares a conversation with the one whose presence changed.
+import { event } from '../events/catalog.js';
+import type { PresenceTracker } from '../presence/tracker.js';
+import type { DB } from '../store/database.js';
+import type { Actor, ChatContext } from './context.js';
+import { forbidden } from './errors.js';
+import { isoOrNull, type PresenceResource } from './resources.js';
+
+/** Everyone who shares at least one conversation with the user (the user excluded). */
+export async function presenceAudience(db: DB, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('participants as mine')
+    .innerJoin('participants as theirs', 'theirs.conversation_id', 'mine.conversation_id')
+    .select('theirs.user_id')
+    .distinct()
+    .where('mine.user_id', '=', userId)
+    .where('theirs.user_id', '<>', userId)
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exceptSocketId?: string): Promise<void> {
+  const audience = await presenceAudience(ctx.db, userId);
+  if (audience.length === 0) return;
+  await ctx.broadcaster.dispatch([event('UserPresenceChanged', audience, { user_id: userId, is_online: isOnline })], exceptSocketId);
+}
+
+async function recordLastSeen(db: DB, userId: number, at: Date): Promise<void> {
+  await db.updateTable('users').set({ last_seen_at: at }).where('id', '=', userId).execute();
+}
+
+export interface PresenceService {
+  heartbeat(ctx: ChatContext, actor: Actor): Promise<{ is_online: true }>;
+  offline(ctx: ChatContext, actor: Actor): Promise<{ is_online: false }>;
+  /** Ends the users whose heartbeats stopped; run by a timer. */
+  sweep(ctx: ChatContext): Promise<number[]>;
+  get(ctx: ChatContext, actor: Actor, userIds: readonly number[]): Promise<PresenceResource[]>;
+}
+
+export function createPresenceService(tracker: PresenceTracker): PresenceService {
+  return {
+    async heartbeat(ctx, actor) {
+      ctx.rateLimiter.consume('heartbeat', actor.userId);
+      if (tracker.beat(actor.userId)) await announce(ctx, actor.userId, true, actor.socketId);
+      return { is_online: true };
+    },
+    async offline(ctx, actor) {
+      if (tracker.leave(actor.userId)) {
+        await recordLastSeen(ctx.db, actor.userId, new Date());
+        await announce(ctx, actor.userId, false, actor.socketId);
+      }
+      return { is_online: false };
+    },
+    async sweep(ctx) {
+      const now = new Date();
+      const expired = tracker.expire(now.getTime());
+      for (const userId of expired) {
+        await recordLastSeen(ctx.db, userId, now);
+        await announce(ctx, userId, false);
+      }
+      return expired;
+    },
+    async get(ctx, actor, userIds) {
+      const ids = [...new Set(userIds)];
+      const visible = new Set(await presenceAudience(ctx.db, actor.userId));
+      visible.add(actor.userId);
+      const hidden = ids.filter((id) => !visible.has(id));
+      if (hidden.length > 0) throw forbidden('forbidden', `You share no conversation with users ${hidden.join(', ')}.`);
+      if (ids.length === 0) return [];
+      const rows = await ctx.db.selectFrom('users').select(['id', 'last_seen_at']).where('id', 'in', ids).execute();
+      const lastSeen = new Map(rows.map((r) => [r.id, r.last_seen_at]));
+      return ids.map((id) => ({
+        user_id: id,
+        is_online: tracker.isOnline(id),
+        last_seen_at: isoOrNull(tracker.lastBeat(id) ?? lastSeen.get(id) ?? null),
+      }));
+    },
+  };
+}
