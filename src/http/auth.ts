@@ -1,0 +1,83 @@
+// Who is calling: a user with a JWT (HS256, sub = user id), or the host app's backend with the server key.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Actor } from '../chat/context.js';
+import { ChatError } from '../chat/errors.js';
+import { ensureUser } from '../chat/users.js';
+import { isValidSocketId } from '../realtime/index.js';
+import type { DB } from '../store/database.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor: Actor;
+  }
+}
+
+const MAX_USER_ID = Number.MAX_SAFE_INTEGER;
+
+export function parseUserId(sub: unknown): number | null {
+  if (typeof sub !== 'string' || !/^[1-9]\d{0,15}$/.test(sub)) return null;
+  const id = Number(sub);
+  return id <= MAX_USER_ID ? id : null;
+}
+
+export interface TokenIssuer {
+  issue(userId: number, options?: { name?: string; avatarUrl?: string; ttlSeconds?: number }): Promise<{ token: string; expiresAt: Date }>;
+}
+
+export function createTokenIssuer(secret: string): TokenIssuer {
+  const key = new TextEncoder().encode(secret);
+  return {
+    async issue(userId, { name, avatarUrl, ttlSeconds = 24 * 3600 } = {}) {
+      const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+      const claims: Record<string, string> = {};
+      if (name !== undefined) claims.name = name;
+      if (avatarUrl !== undefined) claims.avatar_url = avatarUrl;
+      const token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(userId))
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+        .sign(key);
+      return { token, expiresAt };
+    },
+  };
+}
+
+/** An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. */
+export function userAuthenticator(secret: string, db: DB) {
+  const key = new TextEncoder().encode(secret);
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(match[1], key, { algorithms: ['HS256'] }));
+    } catch (err) {
+      const expired = err instanceof joseErrors.JWTExpired;
+      throw new ChatError('unauthenticated', expired ? 'The token has expired.' : 'The token is not valid.');
+    }
+    const userId = parseUserId(payload.sub);
+    if (userId === null) throw new ChatError('unauthenticated', 'The token has no valid user id in sub.');
+    await ensureUser(db, userId, {
+      name: typeof payload.name === 'string' ? payload.name : undefined,
+      avatar_url: typeof payload.avatar_url === 'string' ? payload.avatar_url : undefined,
+    });
+    const socketId = request.headers['x-socket-id'];
+    request.actor = { userId, socketId: typeof socketId === 'string' && isValidSocketId(socketId) ? socketId : undefined };
+  };
+}
+
+/** An onRequest hook for the host app's backend: X-Chat-Server-Key, compared in constant time. */
+export function serverKeyAuthenticator(serverKey: string) {
+  const expected = Buffer.from(serverKey);
+  return async function authenticateServer(request: FastifyRequest): Promise<void> {
+    const given = request.headers['x-chat-server-key'];
+    const candidate = Buffer.from(typeof given === 'string' ? given : '');
+    if (candidate.length !== expected.length || !timingSafeEqual(candidate, expected)) {
+      throw new ChatError('unauthenticated', 'A valid X-Chat-Server-Key is required.');
+    }
+  };
+}

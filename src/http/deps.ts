@@ -1,0 +1,22 @@
+import type { Config } from '../config.js';
+import type { Actor, ChatContext } from '../chat/context.js';
+import type { PresenceService } from '../chat/presence.js';
+import type { TypingTracker } from '../chat/typing.js';
+import type { AttachmentStorage } from '../store/attachment-storage.js';
+import type { TokenIssuer } from './auth.js';
+
+/** Signs channel subscriptions and tells the socket server whose subscription it will be. */
+export interface ChannelAuthorizer {
+  authorize(socketId: string, channelName: string, actor: Actor): string;
+}
+
+/** Everything the routes use, built once in app.ts. */
+export interface HttpDeps {
+  readonly config: Config;
+  readonly chat: ChatContext;
+  readonly typing: TypingTracker;
+  readonly presence: PresenceService;
+  readonly storage: AttachmentStorage;
+  readonly tokens: TokenIssuer;
+  readonly channels: ChannelAuthorizer;
+}

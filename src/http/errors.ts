@@ -1,0 +1,77 @@
+// One error handler: every failure becomes {message, code, errors?} with the right status; 5xx hide details.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ChatError, ERRORS, type ErrorCode } from '../chat/errors.js';
+
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+};
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Ajv's issues → {field: [messages]}, naming fields the way clients sent them. */
+function fieldErrors(issues: readonly ValidationIssue[], context: string | undefined): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const issue of issues) {
+    // A nullable field's failure also reports its null branch and the anyOf itself: keep the useful line.
+    if (issue.keyword === 'anyOf' || (issue.keyword === 'type' && issue.params.type === 'null')) continue;
+    const path = issue.instancePath.split('/').filter(Boolean);
+    if (typeof issue.params.missingProperty === 'string') path.push(issue.params.missingProperty);
+    const field = path.join('.') || context || 'body';
+    (errors[field] ??= []).push(issue.message ?? 'is invalid');
+  }
+  return errors;
+}
+
+/** Errors a dependency raises when it is down: the client should retry, not give up. */
+function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return (
+    typeof code === 'string' &&
+    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || code.startsWith('08'))
+  );
+}
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | ChatError | Error, request, reply) => {
+    if (err instanceof ChatError) {
+      if (err.details.retryAfterSeconds) reply.header('Retry-After', String(err.details.retryAfterSeconds));
+      return reply.status(err.status).send({ message: err.message, code: err.code, ...(err.details.errors ? { errors: err.details.errors } : {}) });
+    }
+    const fastifyErr = err as FastifyError;
+    if (fastifyErr.validation) {
+      const errors = fieldErrors(fastifyErr.validation as ValidationIssue[], fastifyErr.validationContext);
+      const status = fastifyErr.validationContext === 'params' ? 404 : 422;
+      if (status === 404) return reply.status(404).send({ message: 'Not found.', code: 'not_found' });
+      return reply.status(422).send({ message: 'The given data was invalid.', code: 'validation_failed', errors });
+    }
+    if (isUnavailable(err)) {
+      request.log.warn({ err }, 'dependency unavailable');
+      return reply.status(503).header('Retry-After', '5').send({ message: 'A dependency is unavailable; retry shortly.', code: 'service_unavailable' });
+    }
+    const status = fastifyErr.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const code = STATUS_CODES[status] ?? 'bad_request';
+      return reply.status(ERRORS[code] === status ? status : 400).send({ message: err.message, code });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.status(500).send({ message: 'Internal server error.', code: 'internal_error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ message: `No route ${request.method} ${request.url.split('?')[0]}.`, code: 'not_found' });
+  });
+}

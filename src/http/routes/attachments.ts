@@ -1,0 +1,39 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { readableAttachment, uploadAttachment } from '../../chat/attachments.js';
+import { ChatError } from '../../chat/errors.js';
+import { AttachmentResource } from '../../chat/resources.js';
+import type { HttpDeps } from '../deps.js';
+import { Data, IdParams, userErrors } from '../schemas.js';
+
+const tags = ['attachments'];
+
+export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, storage }) => {
+  app.post('/attachments', {
+    schema: {
+      tags, summary: 'Upload one file (multipart/form-data); send it with a message by its id',
+      consumes: ['multipart/form-data'],
+      response: { 201: Data(AttachmentResource), 413: userErrors[422], ...userErrors },
+    },
+  }, async (request, reply) => {
+    if (!request.isMultipart()) throw new ChatError('unsupported_media_type', 'Upload the file as multipart/form-data.');
+    const file = await request.file();
+    if (!file) throw new ChatError('validation_failed', 'No file in the upload.', { errors: { file: ['A file is required.'] } });
+    const attachment = await uploadAttachment(chat, storage, request.actor, { filename: file.filename, mimetype: file.mimetype, file: file.file });
+    return reply.status(201).send({ data: attachment });
+  });
+
+  app.get('/attachments/:id', {
+    schema: { tags, summary: 'The file (uploader, and participants of a conversation where it was sent)', params: IdParams },
+  }, async (request, reply) => {
+    const attachment = await readableAttachment(chat, request.actor, request.params.id);
+    const filename = encodeURIComponent(attachment.name);
+    return reply
+      .header('Content-Type', attachment.mime_type)
+      .header('Content-Length', String(attachment.size))
+      .header('Content-Disposition', `inline; filename*=UTF-8''${filename}`)
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Cache-Control', 'private, max-age=3600')
+      .send(storage.get(attachment.storage_key));
+  });
+};

@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireParticipant } from '../../chat/access.js';
+import { ChatError } from '../../chat/errors.js';
+import { parseChatChannel } from '../../events/catalog.js';
+import { isValidSocketId } from '../../realtime/index.js';
+import type { HttpDeps } from '../deps.js';
+import { userErrors } from '../schemas.js';
+
+const refuse = (message: string) => new ChatError('forbidden', message);
+
+export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, channels }) => {
+  app.post('/broadcasting/auth', {
+    schema: {
+      tags: ['broadcasting'],
+      summary: 'Authorize a private channel subscription (pusher-js posts it as a form)',
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      body: Type.Object({ socket_id: Type.String({ maxLength: 64 }), channel_name: Type.String({ maxLength: 200 }) }),
+      response: { 200: Type.Object({ auth: Type.String() }), ...userErrors },
+    },
+  }, async (request) => {
+    const { socket_id: socketId, channel_name: channelName } = request.body;
+    chat.rateLimiter.consume('channel_auth', request.actor.userId);
+    if (!isValidSocketId(socketId)) throw refuse('The socket_id is not valid.');
+    const channel = parseChatChannel(channelName);
+    if (!channel) throw refuse('This channel cannot be subscribed to.');
+    if (channel.kind === 'user' && channel.id !== request.actor.userId) throw refuse('This is another user’s channel.');
+    if (channel.kind === 'conversation') {
+      await requireParticipant(chat.db, channel.id, request.actor.userId).catch(() => {
+        throw refuse('You are not a participant of this conversation.');
+      });
+    }
+    return { auth: channels.authorize(socketId, channelName, request.actor) };
+  });
+};

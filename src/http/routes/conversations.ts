@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { getConversation, listInbox, openDirect } from '../../chat/conversations.js';
+import { listMessages, sendMessage } from '../../chat/messages.js';
+import { markRead } from '../../chat/reads.js';
+import { ConversationResource, MessageResource } from '../../chat/resources.js';
+import type { HttpDeps } from '../deps.js';
+import { Data, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
+
+const tags = ['conversations'];
+
+export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, typing }) => {
+  app.get('/conversations', {
+    schema: {
+      tags, summary: 'The inbox: the caller’s conversations, newest activity first',
+      querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30) }),
+      response: { 200: Paged(ConversationResource), ...userErrors },
+    },
+  }, async (request) => {
+    const page = await listInbox(chat, request.actor, request.query);
+    return { data: page.data, meta: { next_cursor: page.next_cursor } };
+  });
+
+  app.post('/conversations', {
+    schema: {
+      tags, summary: 'Find or create the direct conversation with a user',
+      body: Type.Object({ user_id: Id }),
+      response: { 200: Data(ConversationResource), 201: Data(ConversationResource), ...userErrors },
+    },
+  }, async (request, reply) => {
+    const { conversation, created } = await openDirect(chat, request.actor, request.body.user_id);
+    return reply.status(created ? 201 : 200).send({ data: conversation });
+  });
+
+  app.get('/conversations/:id', {
+    schema: { tags, summary: 'One conversation as the caller sees it', params: IdParams, response: { 200: Data(ConversationResource), ...userErrors } },
+  }, async (request) => ({ data: await getConversation(chat, request.actor, request.params.id) }));
+
+  app.get('/conversations/:id/messages', {
+    schema: {
+      tags, summary: 'History, newest first; page back with before, catch up with after',
+      params: IdParams,
+      querystring: Type.Object({ before: Type.Optional(Id), after: Type.Optional(Type.Integer({ minimum: 0 })), limit: Limit(50) }),
+      response: { 200: Paged(MessageResource), ...userErrors },
+    },
+  }, async (request) => {
+    const page = await listMessages(chat, request.actor, request.params.id, request.query);
+    return { data: page.data, meta: { next_cursor: page.next_cursor } };
+  });
+
+  app.post('/conversations/:id/messages', {
+    schema: {
+      tags, summary: 'Send a message (idempotent with client_message_id)',
+      params: IdParams,
+      body: Type.Object({
+        body: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        attachment_id: Type.Optional(Type.Union([Id, Type.Null()])),
+        reply_to_id: Type.Optional(Type.Union([Id, Type.Null()])),
+        client_message_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+      }),
+      response: { 200: Data(MessageResource), 201: Data(MessageResource), ...userErrors },
+    },
+  }, async (request, reply) => {
+    const { message, created } = await sendMessage(chat, request.actor, request.params.id, request.body);
+    return reply.status(created ? 201 : 200).send({ data: message });
+  });
+
+  app.post('/conversations/:id/read', {
+    schema: {
+      tags, summary: 'Mark read up to a message (default: the latest)',
+      params: IdParams,
+      body: Type.Optional(Type.Object({ message_id: Type.Optional(Id) })),
+      response: {
+        200: Data(Type.Object({ conversation_id: Id, user_id: Id, read_at: Type.String(), last_read_message_id: Type.Integer() })),
+        ...userErrors,
+      },
+    },
+  }, async (request) => ({ data: await markRead(chat, request.actor, request.params.id, request.body?.message_id) }));
+
+  app.post('/conversations/:id/typing', {
+    schema: {
+      tags, summary: 'Signal typing (a start expires by itself after 8 s)',
+      params: IdParams,
+      body: Type.Object({ is_typing: Type.Boolean() }),
+      response: { 204: Type.Null(), ...userErrors },
+    },
+  }, async (request, reply) => {
+    await typing.signal(chat, request.actor, request.params.id, request.body.is_typing);
+    return reply.status(204).send(null);
+  });
+};

@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { MAX_FORWARD_TARGETS, deleteMessage, editMessage, forwardMessage } from '../../chat/messages.js';
+import { MessageResource } from '../../chat/resources.js';
+import type { HttpDeps } from '../deps.js';
+import { Data, Id, IdParams, userErrors } from '../schemas.js';
+
+const tags = ['messages'];
+
+export const messageRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat }) => {
+  app.patch('/messages/:id', {
+    schema: { tags, summary: 'Edit a message (sender only)', params: IdParams, body: Type.Object({ body: Type.String() }), response: { 200: Data(MessageResource), ...userErrors } },
+  }, async (request) => ({ data: await editMessage(chat, request.actor, request.params.id, request.body) }));
+
+  app.delete('/messages/:id', {
+    schema: { tags, summary: 'Delete a message (sender, or a group owner or admin)', params: IdParams, response: { 204: Type.Null(), ...userErrors } },
+  }, async (request, reply) => {
+    await deleteMessage(chat, request.actor, request.params.id);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/messages/:id/forward', {
+    schema: {
+      tags, summary: 'Forward a message to other conversations',
+      params: IdParams,
+      body: Type.Object({ conversation_ids: Type.Array(Id, { minItems: 1, maxItems: MAX_FORWARD_TARGETS }) }),
+      response: { 201: Data(Type.Array(MessageResource)), ...userErrors },
+    },
+  }, async (request, reply) => {
+    const messages = await forwardMessage(chat, request.actor, request.params.id, request.body.conversation_ids);
+    return reply.status(201).send({ data: messages });
+  });
+};

@@ -1,0 +1,34 @@
+// Routes for the host application's backend (X-Chat-Server-Key), never for browsers.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { UserResource } from '../../chat/resources.js';
+import { upsertUser } from '../../chat/users.js';
+import type { HttpDeps } from '../deps.js';
+import { Data, ErrorBody, Id } from '../schemas.js';
+
+const tags = ['server'];
+const serverErrors = { 401: ErrorBody, 422: ErrorBody };
+
+export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, tokens }) => {
+  app.put('/users/:id', {
+    schema: {
+      tags, summary: 'Create or update a user', params: Type.Object({ id: Id }),
+      body: Type.Object({ name: Type.String({ maxLength: 200 }), avatar_url: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])) }),
+      response: { 200: Data(UserResource), 201: Data(UserResource), ...serverErrors },
+    },
+  }, async (request, reply) => {
+    const { user, created } = await upsertUser(chat.db, request.params.id, request.body);
+    return reply.status(created ? 201 : 200).send({ data: user });
+  });
+
+  app.post('/users/:id/tokens', {
+    schema: {
+      tags, summary: 'Mint a user token', params: Type.Object({ id: Id }),
+      body: Type.Optional(Type.Object({ ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 31_536_000 })) })),
+      response: { 201: Type.Object({ token: Type.String(), expires_at: Type.String() }), ...serverErrors },
+    },
+  }, async (request, reply) => {
+    const { token, expiresAt } = await tokens.issue(request.params.id, { ttlSeconds: request.body?.ttl_seconds });
+    return reply.status(201).send({ token, expires_at: expiresAt.toISOString() });
+  });
+};

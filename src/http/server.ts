@@ -1,0 +1,65 @@
+// The Fastify app: external plugins, then the error handler, then the routes (user routes behind the token hook).
+import cors from '@fastify/cors';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
+import type { HttpDeps } from './deps.js';
+import { installErrorHandler } from './errors.js';
+import { attachmentRoutes } from './routes/attachments.js';
+import { blockRoutes } from './routes/blocks.js';
+import { broadcastingRoutes } from './routes/broadcasting.js';
+import { conversationRoutes } from './routes/conversations.js';
+import { groupRoutes } from './routes/groups.js';
+import { messageRoutes } from './routes/messages.js';
+import { presenceRoutes } from './routes/presence.js';
+import { serverRoutes } from './routes/server.js';
+
+export const API_PREFIX = '/api/chat/v1';
+
+export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: 'x-request-id',
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (deps.config.corsOrigins.length > 0) {
+    await app.register(cors, { origin: [...deps.config.corsOrigins], allowedHeaders: ['Authorization', 'Content-Type', 'X-Socket-ID'] });
+  }
+  await app.register(formbody);
+  await app.register(multipart, { limits: { fileSize: deps.config.limits.attachmentMaxBytes, files: 1, fields: 10 } });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Parley chat API', version: '1.0.0', description: 'Self-hosted chat with Pusher-protocol real-time events.' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          serverKey: { type: 'apiKey', in: 'header', name: 'X-Chat-Server-Key' },
+        },
+      },
+    },
+  });
+  installErrorHandler(app);
+
+  await app.register(async (api) => {
+    api.get('/openapi.json', { schema: { hide: true } }, async () => api.swagger());
+
+    await api.register(async (users) => {
+      users.addHook('onRequest', userAuthenticator(deps.config.jwtSecret, deps.chat.db));
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes]) {
+        await users.register(routes, deps);
+      }
+    });
+    await api.register(async (server) => {
+      server.addHook('onRequest', serverKeyAuthenticator(deps.config.serverKey));
+      await server.register(serverRoutes, deps);
+    });
+  }, { prefix: API_PREFIX });
+
+  return app;
+}
