@@ -1,0 +1,112 @@
+// Starts a real Parley (HTTP + Pusher sockets) on a free port for a test file, on PGlite or on a fresh
+// PostgreSQL database. PostgreSQL comes from TEST_DATABASE_URL (default: the machine's server).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createTokenIssuer } from '../../src/http/auth.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The kinds to run database-backed suites on: both by default; TEST_DATABASES=pglite (or postgres) narrows. */
+export const DATABASES: DatabaseKind[] = (process.env.TEST_DATABASES?.split(',') as DatabaseKind[] | undefined) ?? ['pglite', 'postgres'];
+
+export interface TestApp {
+  readonly app: App;
+  readonly config: Config;
+  readonly port: number;
+  readonly baseUrl: string;
+  /** Base URL of the API: http://127.0.0.1:PORT/api/chat/v1 */
+  readonly api: string;
+  token(userId: number, name?: string): Promise<string>;
+  /** fetch against the API as a user: JSON in and out. */
+  request(userId: number | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `parley_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export async function startTestApp(options: { database?: DatabaseKind; env?: Record<string, string> } = {}): Promise<TestApp> {
+  const database = options.database ?? 'pglite';
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
+  const postgres = database === 'postgres' ? await freshPostgres() : null;
+  const config = loadConfig({
+    CHAT_DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CHAT_JWT_SECRET: 'test-jwt-secret-of-sufficient-length',
+    CHAT_SERVER_KEY: 'test-server-key',
+    BROADCAST_APP_ID: '1234',
+    BROADCAST_APP_KEY: 'test-app-key',
+    BROADCAST_APP_SECRET: 'test-app-secret',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    ...options.env,
+  });
+  const app = await createApp(config, pino({ level: config.logLevel }));
+  const port = await app.listen();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const api = `${baseUrl}/api/chat/v1`;
+  const issuer = createTokenIssuer(config.jwtSecret);
+  const tokens = new Map<number, string>();
+
+  async function token(userId: number, name = `User ${userId}`): Promise<string> {
+    const { token } = await issuer.issue(userId, { name });
+    tokens.set(userId, token);
+    return token;
+  }
+
+  return {
+    app,
+    config,
+    port,
+    baseUrl,
+    api,
+    token,
+    async request(userId, method, path, body, headers = {}) {
+      const auth: Record<string, string> = {};
+      if (userId !== null) auth.authorization = `Bearer ${tokens.get(userId) ?? (await token(userId))}`;
+      const response = await fetch(`${api}${path}`, {
+        method,
+        headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        /* not JSON: keep the text */
+      }
+      return { status: response.status, body: parsed, headers: response.headers };
+    },
+    async close() {
+      await app.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
