@@ -12,7 +12,8 @@ import { createTokenIssuer } from '../../src/http/auth.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The kinds to run database-backed suites on: both by default; TEST_DATABASES=pglite (or postgres) narrows. */
 export const DATABASES: DatabaseKind[] = (process.env.TEST_DATABASES?.split(',') as DatabaseKind[] | undefined) ?? ['pglite', 'postgres'];
