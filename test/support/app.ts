@@ -1,5 +1,6 @@
 // Starts a real Parley (HTTP + Pusher sockets) on a free port for a test file, on PGlite or on a fresh
-// PostgreSQL database. PostgreSQL comes from TEST_DATABASE_URL (default: the machine's server).
+// PostgreSQL database. The server comes from TEST_DATABASE_URL or DATABASE_URL (default: the machine's at
+// 127.0.0.1:5432); each app gets its own database there, dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
