@@ -102,9 +102,10 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
         throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
       }
-      const encodedData = encodeData(data); // once per event
+      let encodedData: string | undefined; // once per event, and only if someone listens
       for (const channel of channels) {
         if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
+        encodedData ??= encodeData(data);
         // once per channel, then the same bytes to every socket (no per-socket encoding)
         const frame = Buffer.from(frameWithEncodedData(event, encodedData, channel));
         registry.broadcast(channel, frame, exceptSocketId);
