@@ -6,6 +6,7 @@ import { createTypingTracker } from './chat/typing.js';
 import type { ChatContext } from './chat/context.js';
 import type { Config } from './config.js';
 import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.js';
+import { CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { memoryPresenceTracker } from './presence/tracker.js';
@@ -32,7 +33,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const { appKey, appSecret } = config.broadcast;
   const realtime =
     config.broadcast.driver === 'builtin'
-      ? createRealtimeServer({ appKey, appSecret, activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds, logger: logger.child({ component: 'realtime' }) })
+      ? createRealtimeServer({ appKey, appSecret, activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds, revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX], logger: logger.child({ component: 'realtime' }) })
       : null;
   const fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
   const chat: ChatContext = {

@@ -51,7 +51,8 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   GroupMembershipRevoked: { broadcastAs: 'GroupMembershipRevoked', channel: 'user' },
 };
 
-export const conversationChannel = (conversationId: number): string => `private-chat.conversation.${conversationId}`;
+export const CONVERSATION_CHANNEL_PREFIX = 'private-chat.conversation.';
+export const conversationChannel = (conversationId: number): string => `${CONVERSATION_CHANNEL_PREFIX}${conversationId}`;
 export const userChannel = (userId: number): string => `private-chat.user.${userId}`;
 
 /** One event to deliver: a name from the table, the ids whose channels receive it, and its payload. */

@@ -24,6 +24,12 @@ export interface RealtimeOptions {
   pongTimeoutSeconds?: number;
   /** Subscriptions one socket may hold; more are refused with subscription_error (429). Default 1000. */
   maxChannelsPerConnection?: number;
+  /**
+   * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
+   * authorization recorded by rememberSubscriber within the last 60 s, so an old signature cannot
+   * be replayed after the user lost access. Default: none.
+   */
+  revocableChannelPrefixes?: readonly string[];
   logger: Logger;
 }
 
@@ -91,6 +97,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       registry,
       remembered,
       maxChannelsPerConnection: settings.maxChannelsPerConnection,
+      revocableChannelPrefixes: options.revocableChannelPrefixes ?? [],
       logger,
     },
   });
@@ -117,6 +124,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     rememberSubscriber: (socketId, channelName, userId) => remembered.remember(socketId, channelName, userId),
 
     unsubscribeUser(channelName, userId) {
+      remembered.forgetUser(channelName, userId); // an authorization not yet used is void too
       const dropped = registry.unsubscribeUser(channelName, userId);
       if (dropped > 0) logger.debug({ channel: channelName, userId, dropped }, 'user unsubscribed by server');
     },

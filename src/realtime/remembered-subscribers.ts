@@ -38,6 +38,14 @@ export class RememberedSubscribers {
     return entry.expiresAt > this.now() ? entry.userId : undefined;
   }
 
+  /** Forgets every pending authorization of userId for channel (the user lost access to it). */
+  forgetUser(channel: string, userId: string): void {
+    const suffix = `\n${channel}`;
+    for (const [key, entry] of this.entries) {
+      if (entry.userId === userId && key.endsWith(suffix)) this.entries.delete(key);
+    }
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -4,6 +4,7 @@
 // Choices:
 // - private-* channels need a valid signature for this socket; a bad one is answered with
 //   pusher:subscription_error (the shape pusher-js surfaces to the app) and the socket stays open.
+// - on revocable channels (see HandlerContext) the signature must come with a fresh authorization.
 // - presence-* and private-encrypted-* are not supported yet: subscription_error, status 501.
 // - client-* events are refused with a non-fatal pusher:error 4301: everything a client may say
 //   to others (typing, reads) goes through the HTTP API, where it is authorized and rate limited.
@@ -25,6 +26,11 @@ export interface HandlerContext {
   readonly registry: ChannelRegistry;
   readonly remembered: RememberedSubscribers;
   readonly maxChannelsPerConnection: number;
+  /**
+   * Private channels whose access can be revoked (a member removed from a group): a subscribe needs a
+   * fresh authorization from the HTTP endpoint, not just a signature, which stays valid for its socket.
+   */
+  readonly revocableChannelPrefixes: readonly string[];
   readonly logger: Logger;
 }
 
@@ -97,6 +103,10 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
         return;
       }
       userId = ctx.remembered.claim(conn.id, channel);
+      if (userId === undefined && ctx.revocableChannelPrefixes.some((prefix) => channel.startsWith(prefix))) {
+        refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization expired or revoked; authorize again', status: 401 });
+        return;
+      }
       break;
     }
     case 'public':
