@@ -24,8 +24,9 @@ export async function uploadAttachment(ctx: ChatContext, storage: AttachmentStor
     .insertInto('attachments')
     .values({
       uploader_id: actor.userId,
-      name: upload.filename.slice(0, 255) || 'file',
-      mime_type: upload.mimetype || 'application/octet-stream',
+      // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry.
+      name: upload.filename.replaceAll('\u0000', '').slice(0, 255) || 'file',
+      mime_type: upload.mimetype.replaceAll('\u0000', '') || 'application/octet-stream',
       size,
       storage_key: key,
       created_at: new Date(),

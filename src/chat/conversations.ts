@@ -15,10 +15,14 @@ export interface Page<T> {
 
 /** Inbox cursor: the last item's activity time and id, so paging is stable while new activity arrives. */
 const encodeCursor = (at: Date, id: number): string => Buffer.from(`${at.getTime()}:${id}`).toString('base64url');
+/** The last instant of year 9999: later times do not survive the trip to the database as an ISO string. */
+const MAX_CURSOR_TIME = 253_402_300_799_999;
 function decodeCursor(cursor: string): { at: Date; id: number } {
   const match = /^(\d{1,15}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw invalid('cursor', 'The cursor is not one this API returned.');
-  return { at: new Date(Number(match[1])), id: Number(match[2]) };
+  const at = match ? Number(match[1]) : NaN;
+  const id = match ? Number(match[2]) : NaN;
+  if (!(at <= MAX_CURSOR_TIME) || !Number.isSafeInteger(id)) throw invalid('cursor', 'The cursor is not one this API returned.');
+  return { at: new Date(at), id };
 }
 
 /** The user's conversations, newest activity first: four queries whatever the page size. */

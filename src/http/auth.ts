@@ -61,10 +61,9 @@ export function userAuthenticator(secret: string, db: DB) {
     }
     const userId = parseUserId(payload.sub);
     if (userId === null) throw new ChatError('unauthenticated', 'The token has no valid user id in sub.');
-    await ensureUser(db, userId, {
-      name: typeof payload.name === 'string' ? payload.name : undefined,
-      avatar_url: typeof payload.avatar_url === 'string' ? payload.avatar_url : undefined,
-    });
+    // PostgreSQL text cannot hold U+0000: drop it from the claims rather than fail the request.
+    const claim = (value: unknown): string | undefined => (typeof value === 'string' ? value.replaceAll('\u0000', '') : undefined);
+    await ensureUser(db, userId, { name: claim(payload.name), avatar_url: claim(payload.avatar_url) });
     const socketId = request.headers['x-socket-id'];
     request.actor = { userId, socketId: typeof socketId === 'string' && isValidSocketId(socketId) ? socketId : undefined };
   };

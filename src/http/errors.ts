@@ -1,5 +1,5 @@
 // One error handler: every failure becomes {message, code, errors?} with the right status; 5xx hide details.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { ChatError, ERRORS, type ErrorCode } from '../chat/errors.js';
 
 const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
@@ -43,6 +43,30 @@ function isUnavailable(err: unknown): boolean {
     typeof code === 'string' &&
     (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || code.startsWith('08'))
   );
+}
+
+/** Paths (dotted, as in `errors`) of the strings in a parsed JSON body that hold U+0000. Iterative: any depth. */
+function nulFields(body: unknown): string[] {
+  const found: string[] = [];
+  const stack: [unknown, string][] = [[body, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) found.push(path || 'body');
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) stack.push([child, path ? `${path}.${key}` : key]);
+    }
+  }
+  return found.sort();
+}
+
+/** A preValidation hook: PostgreSQL text cannot hold U+0000, so a string carrying one is invalid input. */
+export async function refuseNulCharacters(request: FastifyRequest): Promise<void> {
+  const fields = nulFields(request.body);
+  if (fields.length > 0) {
+    const message = 'Text may not contain the NUL character.';
+    throw new ChatError('validation_failed', message, { errors: Object.fromEntries(fields.map((f) => [f, [message]])) });
+  }
 }
 
 export function installErrorHandler(app: FastifyInstance): void {

@@ -4,11 +4,11 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
-import { installErrorHandler } from './errors.js';
+import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
 import { broadcastingRoutes } from './routes/broadcasting.js';
@@ -26,6 +26,13 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    // Errors the router raises before any route runs (bad percent-encoding, an over-long path segment): the
+    // same {message, code} body as every other error, not Fastify's own shape.
+    frameworkErrors: (error, _request, reply) => {
+      const raw = reply as unknown as FastifyReply;
+      if (error.code === 'FST_ERR_BAD_URL') return raw.status(400).send({ message: 'The URL is not valid.', code: 'bad_request' });
+      return raw.status(404).send({ message: 'Not found.', code: 'not_found' });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (deps.config.corsOrigins.length > 0) {
@@ -47,6 +54,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   installErrorHandler(app);
 
   await app.register(async (api) => {
+    api.addHook('preValidation', refuseNulCharacters);
     api.get('/openapi.json', { schema: { hide: true } }, async () => api.swagger());
 
     await api.register(async (users) => {

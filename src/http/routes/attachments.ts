@@ -8,6 +8,16 @@ import { Data, IdParams, userErrors } from '../schemas.js';
 
 const tags = ['attachments'];
 
+/**
+ * The multipart parser's own errors (no boundary, data ending early) carry neither a status nor a code: they
+ * are the client's malformed upload, a 400. Everything else (limits, storage, database) passes through.
+ */
+function malformedUpload(err: unknown): never {
+  const { statusCode, code } = err as { statusCode?: unknown; code?: unknown };
+  if (err instanceof ChatError || statusCode !== undefined || code !== undefined) throw err;
+  throw new ChatError('bad_request', 'The upload is not valid multipart/form-data.');
+}
+
 export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, storage }) => {
   app.post('/attachments', {
     schema: {
@@ -17,9 +27,10 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
     },
   }, async (request, reply) => {
     if (!request.isMultipart()) throw new ChatError('unsupported_media_type', 'Upload the file as multipart/form-data.');
-    const file = await request.file();
+    const file = await request.file().catch(malformedUpload);
     if (!file) throw new ChatError('validation_failed', 'No file in the upload.', { errors: { file: ['A file is required.'] } });
-    const attachment = await uploadAttachment(chat, storage, request.actor, { filename: file.filename, mimetype: file.mimetype, file: file.file });
+    const attachment = await uploadAttachment(chat, storage, request.actor, { filename: file.filename, mimetype: file.mimetype, file: file.file })
+      .catch(malformedUpload);
     return reply.status(201).send({ data: attachment });
   });
 

@@ -40,7 +40,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     schema: {
       tags, summary: 'History, newest first; page back with before, catch up with after',
       params: IdParams,
-      querystring: Type.Object({ before: Type.Optional(Id), after: Type.Optional(Type.Integer({ minimum: 0 })), limit: Limit(50) }),
+      querystring: Type.Object({ before: Type.Optional(Id), after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), limit: Limit(50) }),
       response: { 200: Paged(MessageResource), ...userErrors },
     },
   }, async (request) => {
@@ -69,7 +69,8 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     schema: {
       tags, summary: 'Mark read up to a message (default: the latest)',
       params: IdParams,
-      body: Type.Optional(Type.Object({ message_id: Type.Optional(Id) })),
+      // No body at all is fine too (Fastify validates a missing body as null).
+      body: Type.Union([Type.Object({ message_id: Type.Optional(Id) }), Type.Null()]),
       response: {
         200: Data(Type.Object({ conversation_id: Id, user_id: Id, read_at: Type.String(), last_read_message_id: Type.Integer() })),
         ...userErrors,

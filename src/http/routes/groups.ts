@@ -7,7 +7,8 @@ import { Data, Id, IdParams, userErrors } from '../schemas.js';
 
 const tags = ['groups'];
 const Name = Type.String({ minLength: 1, maxLength: 100 });
-const AvatarUrl = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()]);
+// Null first: with Ajv's type coercion a string branch tried first would turn null into "" (never clearing it).
+const AvatarUrl = Type.Union([Type.Null(), Type.String({ maxLength: 2048 })]);
 const UserIds = Type.Array(Id, { maxItems: 10_000 });
 const MemberParams = Type.Object({ id: Id, user_id: Id });
 const NoContent = { 204: Type.Null(), ...userErrors };

@@ -13,7 +13,8 @@ export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
   app.put('/users/:id', {
     schema: {
       tags, summary: 'Create or update a user', params: Type.Object({ id: Id }),
-      body: Type.Object({ name: Type.String({ maxLength: 200 }), avatar_url: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])) }),
+      // avatar_url: null first, or Ajv's type coercion turns null into "" (see routes/groups.ts).
+      body: Type.Object({ name: Type.String({ maxLength: 200 }), avatar_url: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 2048 })])) }),
       response: { 200: Data(UserResource), 201: Data(UserResource), ...serverErrors },
     },
   }, async (request, reply) => {
@@ -24,7 +25,7 @@ export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
   app.post('/users/:id/tokens', {
     schema: {
       tags, summary: 'Mint a user token', params: Type.Object({ id: Id }),
-      body: Type.Optional(Type.Object({ ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 31_536_000 })) })),
+      body: Type.Union([Type.Object({ ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 31_536_000 })) }), Type.Null()]),
       response: { 201: Type.Object({ token: Type.String(), expires_at: Type.String() }), ...serverErrors },
     },
   }, async (request, reply) => {
