@@ -4,10 +4,11 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
+import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
@@ -20,12 +21,16 @@ import { serverRoutes } from './routes/server.js';
 
 export const API_PREFIX = '/api/chat/v1';
 
+/** Tells the OpenAPI document which credential a route needs. */
+function requireInOpenApi(route: RouteOptions, scheme: 'bearer' | 'serverKey'): void {
+  route.schema = { ...route.schema, security: [{ [scheme]: [] }] } as RouteOptions['schema'];
+}
+
 export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
     // Errors the router raises before any route runs (bad percent-encoding, an over-long path segment): the
     // same {message, code} body as every other error, not Fastify's own shape.
     frameworkErrors: (error, _request, reply) => {
@@ -34,6 +39,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       return raw.status(404).send({ message: 'Not found.', code: 'not_found' });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler());
 
   if (deps.config.corsOrigins.length > 0) {
     await app.register(cors, { origin: [...deps.config.corsOrigins], allowedHeaders: ['Authorization', 'Content-Type', 'X-Socket-ID'] });
@@ -59,12 +65,14 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
 
     await api.register(async (users) => {
       users.addHook('onRequest', userAuthenticator(deps.config.jwtSecret, deps.chat.db));
+      users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
       for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes]) {
         await users.register(routes, deps);
       }
     });
     await api.register(async (server) => {
       server.addHook('onRequest', serverKeyAuthenticator(deps.config.serverKey));
+      server.addHook('onRoute', (route) => requireInOpenApi(route, 'serverKey'));
       await server.register(serverRoutes, deps);
     });
   }, { prefix: API_PREFIX });

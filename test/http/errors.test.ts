@@ -82,6 +82,18 @@ for (const database of DATABASES) {
         assert.deepEqual(Object.keys(element.body.errors), ['user_ids.1']);
       });
 
+      test('JSON bodies are taken as typed: a flag, a number or a one-element list is not an id or a text', async () => {
+        const [a] = newUsers(1);
+        for (const body of [{ user_id: true }, { user_id: [2] }, { user_id: '2' }]) {
+          const res = await app.request(a, 'POST', '/conversations', body);
+          assertError(res, 422, 'validation_failed');
+          assert.deepEqual(Object.keys(res.body.errors), ['user_id'], JSON.stringify(body));
+        }
+        const numberBody = await app.request(a, 'POST', '/groups', { name: 5, user_ids: [] });
+        assertError(numberBody, 422, 'validation_failed');
+        assert.deepEqual(Object.keys(numberBody.body.errors), ['name']);
+      });
+
       test('an invalid query parameter is 422 naming it; an invalid path id is 404', async () => {
         const [a] = newUsers(1);
         const res = await app.request(a, 'GET', '/conversations?limit=lots');
