@@ -1,44 +1,68 @@
-// The one composition root: database, broadcaster, presence, socket server, routes.
+// The one composition root: database, Redis, broadcaster, presence, socket server, routes.
+import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { ChatContext } from './chat/context.js';
 import { createPresenceService } from './chat/presence.js';
 import { createRateLimiter } from './chat/rate-limits.js';
-import { createTypingTracker } from './chat/typing.js';
-import type { ChatContext } from './chat/context.js';
+import { createTypingTracker, memoryTypingLeases, redisTypingLeases } from './chat/typing.js';
 import type { Config } from './config.js';
 import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.js';
 import { CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
-import { memoryPresenceTracker } from './presence/tracker.js';
-import { createRealtimeServer, type RealtimeServer } from './realtime/index.js';
+import { createMetrics } from './ops/metrics.js';
+import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
+import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
+import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
 import { channelAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
-import { join } from 'node:path';
+import { openRedis, type RedisConnections } from './store/redis.js';
 
 export interface App {
   readonly http: Awaited<ReturnType<typeof buildHttpApp>>;
   readonly database: Database;
+  readonly redis: RedisConnections | null;
   readonly realtime: RealtimeServer | null;
   readonly chat: ChatContext;
   /** Start listening; resolves with the bound port. */
   listen(): Promise<number>;
+  /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
   close(): Promise<void>;
 }
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const database = await openDatabase(config);
   await migrateToLatest(database.db);
+  const redis = config.redisUrl ? await openRedis(config.redisUrl, config.redisPrefix, logger.child({ component: 'redis' })) : null;
 
   const { appKey, appSecret } = config.broadcast;
   const realtime =
     config.broadcast.driver === 'builtin'
-      ? createRealtimeServer({ appKey, appSecret, activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds, revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX], logger: logger.child({ component: 'realtime' }) })
+      ? createRealtimeServer({
+          appKey,
+          appSecret,
+          activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds,
+          revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX],
+          ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
+          logger: logger.child({ component: 'realtime' }),
+        })
       : null;
-  const fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
+  let fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
+  if (realtime && redis) {
+    const shared = redisFanout(redis, realtime, logger.child({ component: 'fanout' }));
+    await shared.start();
+    fanout = shared;
+  }
+
+  const metrics = createMetrics({
+    realtime: () => realtime?.stats() ?? null,
+    databasePool: () => database.poolStats(),
+    redisUp: () => (redis ? redis.isReady() : null),
+  });
   const chat: ChatContext = {
     db: database.db,
-    broadcaster: createBroadcaster(fanout, logger),
+    broadcaster: createBroadcaster(fanout, logger, metrics.eventDispatched),
     limits: config.limits,
     rateLimiter: createRateLimiter({
       send: config.limits.sendsPerMinute,
@@ -47,8 +71,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       channel_auth: config.limits.channelAuthsPerMinute,
     }),
   };
-  const typing = createTypingTracker(config.typingTimeoutMs);
-  const presence = createPresenceService(memoryPresenceTracker(config.presenceTimeoutMs));
+  const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
+  const presence = createPresenceService(
+    redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs),
+  );
 
   const http = await buildHttpApp(
     {
@@ -59,10 +85,16 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       storage: localDiskStorage(join(config.dataDir, 'attachments')),
       tokens: createTokenIssuer(config.jwtSecret),
       channels: {
-        authorize(socketId, channelName, actor) {
-          realtime?.rememberSubscriber(socketId, channelName, String(actor.userId));
+        async authorize(socketId, channelName, actor) {
+          // Recorded before the answer goes out, so the subscribe that follows finds it on any node.
+          await realtime?.rememberSubscriber(socketId, channelName, String(actor.userId));
           return channelAuth(appKey, appSecret, socketId, channelName);
         },
+      },
+      metrics,
+      readiness: {
+        database: () => database.ping(),
+        ...(redis ? { redis: async () => void (await redis.commands.ping()) } : {}),
       },
     },
     logger,
@@ -72,14 +104,16 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     if (!realtime?.handleUpgrade(request, socket, head)) socket.destroy();
   });
 
+  // With Redis every node sweeps, and each expiry is claimed by exactly one of them.
   const sweep = setInterval(() => {
-    presence.sweep(chat).catch((err: unknown) => logger.error({ err }, 'presence sweep failed'));
+    presence.sweep(chat).catch((err: unknown) => logger.warn({ err }, 'presence sweep failed'));
   }, config.presenceSweepMs);
   sweep.unref();
 
   return {
     http,
     database,
+    redis,
     realtime,
     chat,
     async listen() {
@@ -90,8 +124,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     async close() {
       clearInterval(sweep);
       typing.stop();
-      await realtime?.close();
-      await http.close();
+      const httpClosed = http.close(); // stops accepting at once; resolves when in-flight requests are done
+      await realtime?.close(4200);
+      await httpClosed;
+      await redis?.close();
       await database.close();
     },
   };

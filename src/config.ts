@@ -24,6 +24,8 @@ export interface Config {
   /** PostgreSQL URL; null means the embedded PGlite database in dataDir. */
   readonly databaseUrl: string | null;
   readonly redisUrl: string | null;
+  /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
+  readonly redisPrefix: string;
   readonly jwtSecret: string;
   readonly serverKey: string;
   readonly broadcast: {
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: str(env, 'DATABASE_URL'),
     redisUrl: str(env, 'REDIS_URL'),
+    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'parley:',
     jwtSecret: pick('jwtSecret'),
     serverKey: pick('serverKey'),
     broadcast: Object.freeze({

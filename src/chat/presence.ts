@@ -42,11 +42,11 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
   return {
     async heartbeat(ctx, actor) {
       ctx.rateLimiter.consume('heartbeat', actor.userId);
-      if (tracker.beat(actor.userId)) await announce(ctx, actor.userId, true, actor.socketId);
+      if (await tracker.beat(actor.userId)) await announce(ctx, actor.userId, true, actor.socketId);
       return { is_online: true };
     },
     async offline(ctx, actor) {
-      if (tracker.leave(actor.userId)) {
+      if (await tracker.leave(actor.userId)) {
         await recordLastSeen(ctx.db, actor.userId, new Date());
         await announce(ctx, actor.userId, false, actor.socketId);
       }
@@ -54,7 +54,7 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
     },
     async sweep(ctx) {
       const now = new Date();
-      const expired = tracker.expire(now.getTime());
+      const expired = await tracker.expire(now.getTime());
       for (const userId of expired) {
         await recordLastSeen(ctx.db, userId, now);
         await announce(ctx, userId, false);
@@ -68,12 +68,15 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
       const hidden = ids.filter((id) => !visible.has(id));
       if (hidden.length > 0) throw forbidden('forbidden', `You share no conversation with users ${hidden.join(', ')}.`);
       if (ids.length === 0) return [];
-      const rows = await ctx.db.selectFrom('users').select(['id', 'last_seen_at']).where('id', 'in', ids).execute();
+      const [rows, online] = await Promise.all([
+        ctx.db.selectFrom('users').select(['id', 'last_seen_at']).where('id', 'in', ids).execute(),
+        tracker.lastBeats(ids),
+      ]);
       const lastSeen = new Map(rows.map((r) => [r.id, r.last_seen_at]));
       return ids.map((id) => ({
         user_id: id,
-        is_online: tracker.isOnline(id),
-        last_seen_at: isoOrNull(tracker.lastBeat(id) ?? lastSeen.get(id) ?? null),
+        is_online: online.has(id),
+        last_seen_at: isoOrNull(online.get(id) ?? lastSeen.get(id) ?? null),
       }));
     },
   };

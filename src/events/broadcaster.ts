@@ -15,12 +15,14 @@ export interface Broadcaster {
   unsubscribeUser(channel: string, userId: number): Promise<void>;
 }
 
-export function createBroadcaster(fanout: Fanout, logger: Logger): Broadcaster {
+export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: (broadcastAs: string) => void = () => {}): Broadcaster {
   return {
     async dispatch(events, exceptSocketId) {
       for (const e of events) {
+        const broadcastAs = EVENTS[e.name].broadcastAs;
         try {
-          await fanout.publish(channelsOf(e), EVENTS[e.name].broadcastAs, e.payload, exceptSocketId);
+          await fanout.publish(channelsOf(e), broadcastAs, e.payload, exceptSocketId);
+          onDispatched(broadcastAs);
         } catch (err) {
           // Delivery is at-most-once: the write is committed, clients catch up over HTTP.
           logger.error({ err, event: e.name }, 'event delivery failed');

@@ -3,11 +3,12 @@ import type { Actor, ChatContext } from '../chat/context.js';
 import type { PresenceService } from '../chat/presence.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { TokenIssuer } from './auth.js';
 
 /** Signs channel subscriptions and tells the socket server whose subscription it will be. */
 export interface ChannelAuthorizer {
-  authorize(socketId: string, channelName: string, actor: Actor): string;
+  authorize(socketId: string, channelName: string, actor: Actor): Promise<string>;
 }
 
 /** Everything the routes use, built once in app.ts. */
@@ -19,4 +20,7 @@ export interface HttpDeps {
   readonly storage: AttachmentStorage;
   readonly tokens: TokenIssuer;
   readonly channels: ChannelAuthorizer;
+  readonly metrics: Metrics;
+  /** Readiness checks by dependency name (database, redis): each resolves when reachable. */
+  readonly readiness: Record<string, () => Promise<void>>;
 }

@@ -38,7 +38,10 @@ function fieldErrors(issues: readonly ValidationIssue[], context: string | undef
 
 /** Errors a dependency raises when it is down: the client should retry, not give up. */
 function isUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  // ioredis, while Redis is away: the offline queue is off, so commands fail at once.
+  if (name === 'MaxRetriesPerRequestError') return true;
+  if (typeof message === 'string' && /enableOfflineQueue|Connection is closed/.test(message)) return true;
   return (
     typeof code === 'string' &&
     (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || code.startsWith('08'))

@@ -16,6 +16,7 @@ import { broadcastingRoutes } from './routes/broadcasting.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
+import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
 import { serverRoutes } from './routes/server.js';
 
@@ -58,6 +59,10 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     },
   });
   installErrorHandler(app);
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+  await app.register(opsRoutes, { metrics: deps.metrics, checks: deps.readiness });
 
   await app.register(async (api) => {
     api.addHook('preValidation', refuseNulCharacters);

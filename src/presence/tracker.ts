@@ -1,30 +1,31 @@
 // Who is online: a user is online from a heartbeat until an offline signal or the timeout after the last beat.
-// The tracker only keeps state and reports transitions; chat/presence.ts decides who hears of them.
+// The tracker only keeps state and reports transitions; chat/presence.ts decides who hears of them. Each
+// transition is reported once, whichever node sees it (the Redis tracker makes that hold across nodes).
+import type { RedisConnections } from '../store/redis.js';
 
 export interface PresenceTracker {
   /** Records a heartbeat; true when the user was offline before (a transition to online). */
-  beat(userId: number, now?: number): boolean;
+  beat(userId: number, now?: number): Promise<boolean>;
   /** Records an offline signal; true when the user was online before. */
-  leave(userId: number, now?: number): boolean;
-  /** Users whose last beat is older than the timeout; they are marked offline as they are returned. */
-  expire(now?: number): number[];
-  isOnline(userId: number): boolean;
-  /** Time of the last heartbeat this node saw (online users), else null. */
-  lastBeat(userId: number): Date | null;
+  leave(userId: number): Promise<boolean>;
+  /** Users whose last beat is older than the timeout, each returned to exactly one caller, now offline. */
+  expire(now?: number): Promise<number[]>;
+  /** Time of the last heartbeat of each online user among userIds. */
+  lastBeats(userIds: readonly number[]): Promise<Map<number, Date>>;
 }
 
 export function memoryPresenceTracker(timeoutMs: number): PresenceTracker {
   const lastBeats = new Map<number, number>();
   return {
-    beat(userId, now = Date.now()) {
+    async beat(userId, now = Date.now()) {
       const wasOnline = lastBeats.has(userId);
       lastBeats.set(userId, now);
       return !wasOnline;
     },
-    leave(userId) {
+    async leave(userId) {
       return lastBeats.delete(userId);
     },
-    expire(now = Date.now()) {
+    async expire(now = Date.now()) {
       const expired: number[] = [];
       for (const [userId, at] of lastBeats) {
         if (now - at >= timeoutMs) {
@@ -34,10 +35,47 @@ export function memoryPresenceTracker(timeoutMs: number): PresenceTracker {
       }
       return expired;
     },
-    isOnline: (userId) => lastBeats.has(userId),
-    lastBeat: (userId) => {
-      const at = lastBeats.get(userId);
-      return at === undefined ? null : new Date(at);
+    async lastBeats(userIds) {
+      const result = new Map<number, Date>();
+      for (const id of userIds) {
+        const at = lastBeats.get(id);
+        if (at !== undefined) result.set(id, new Date(at));
+      }
+      return result;
+    },
+  };
+}
+
+/**
+ * Shared presence: a sorted set of user id → last beat. ZADD reports a new member (came online) and ZREM a
+ * removed one (went offline) atomically, so of several nodes exactly one sees each transition.
+ */
+export function redisPresenceTracker(redis: RedisConnections, timeoutMs: number): PresenceTracker {
+  const key = `${redis.prefix}presence`;
+  return {
+    async beat(userId, now = Date.now()) {
+      return (await redis.commands.zadd(key, now, String(userId))) === 1;
+    },
+    async leave(userId) {
+      return (await redis.commands.zrem(key, String(userId))) === 1;
+    },
+    async expire(now = Date.now()) {
+      const stale = await redis.commands.zrangebyscore(key, '-inf', now - timeoutMs, 'LIMIT', 0, 1000);
+      const expired: number[] = [];
+      for (const member of stale) {
+        if ((await redis.commands.zrem(key, member)) === 1) expired.push(Number(member));
+      }
+      return expired;
+    },
+    async lastBeats(userIds) {
+      const result = new Map<number, Date>();
+      if (userIds.length === 0) return result;
+      const scores = await redis.commands.zmscore(key, ...userIds.map(String));
+      userIds.forEach((id, i) => {
+        const score = scores[i];
+        if (score !== null && score !== undefined) result.set(id, new Date(Number(score)));
+      });
+      return result;
     },
   };
 }

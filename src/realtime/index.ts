@@ -12,7 +12,7 @@ import { ChannelRegistry } from './channels.js';
 import { encodeData, frameWithEncodedData } from './pusher/frames.js';
 import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
-import { RememberedSubscribers } from './remembered-subscribers.js';
+import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
 
 export interface RealtimeOptions {
   appKey: string;
@@ -30,6 +30,8 @@ export interface RealtimeOptions {
    * be replayed after the user lost access. Default: none.
    */
   revocableChannelPrefixes?: readonly string[];
+  /** Where pending authorizations are kept; default in memory (one node). */
+  ledger?: AuthorizationLedger;
   logger: Logger;
 }
 
@@ -47,14 +49,14 @@ export interface RealtimeServer {
   /** Signature for the channel auth endpoint: returns "<appKey>:<hex>". */
   authorize(socketId: string, channelName: string): string;
   /** Called by the HTTP auth endpoint after it authorized userId for channelName on socketId: a later successful subscribe of that socket to that channel is recorded as belonging to userId. Entries not used within 60 s are forgotten (bounded memory). */
-  rememberSubscriber(socketId: string, channelName: string, userId: string): void;
+  rememberSubscriber(socketId: string, channelName: string, userId: string): void | Promise<void>;
   /**
    * Drop every subscription of userId to channelName at once (a member removed from a group stops
    * receiving). Sends nothing to the client: pusher-js has no frame for a server-side unsubscribe,
    * the app learns of the removal from its own event, and a later re-subscribe fails at the auth
    * endpoint. Only subscriptions recorded through rememberSubscriber are known to belong to a user.
    */
-  unsubscribeUser(channelName: string, userId: string): void;
+  unsubscribeUser(channelName: string, userId: string): void | Promise<void>;
   stats(): RealtimeStats;
   /** Close every socket with the given code (default 4200, so clients reconnect) and stop accepting. */
   close(code?: number): Promise<void>;
@@ -83,7 +85,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
   };
   const logger = options.logger.child({ component: 'realtime' });
   const registry = new ChannelRegistry();
-  const remembered = new RememberedSubscribers(REMEMBER_TTL_MS);
+  const remembered = options.ledger ?? new RememberedSubscribers(REMEMBER_TTL_MS);
   const server = new PusherServer({
     appKey,
     activityTimeoutSeconds: settings.activityTimeoutSeconds,
@@ -123,10 +125,10 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
 
     rememberSubscriber: (socketId, channelName, userId) => remembered.remember(socketId, channelName, userId),
 
-    unsubscribeUser(channelName, userId) {
-      remembered.forgetUser(channelName, userId); // an authorization not yet used is void too
+    async unsubscribeUser(channelName, userId) {
       const dropped = registry.unsubscribeUser(channelName, userId);
       if (dropped > 0) logger.debug({ channel: channelName, userId, dropped }, 'user unsubscribed by server');
+      await remembered.forgetUser(channelName, userId); // an authorization not yet used is void too
     },
 
     stats: () => ({ connections: server.connectionCount, ...registry.stats() }),
@@ -149,3 +151,5 @@ function positive(name: keyof typeof DEFAULTS, value: number | undefined): numbe
 }
 
 export { isValidSocketId } from './pusher/signature.js';
+export type { AuthorizationLedger } from './remembered-subscribers.js';
+export { REMEMBER_TTL_MS };

@@ -14,6 +14,8 @@ export interface Database {
   readonly db: DB;
   readonly kind: 'postgres' | 'pglite';
   ping(): Promise<void>;
+  /** Connection pool figures (PostgreSQL only). */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   close(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ async function pgliteDialect(dataDir: string): Promise<Dialect> {
   return new PGliteDialect(client);
 }
 
-function postgresDialect(url: string): Dialect {
+function postgresDialect(url: string): { dialect: Dialect; pool: pg.Pool } {
   const types = {
     getTypeParser: ((oid: number, format?: string) =>
       oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
@@ -38,12 +40,13 @@ function postgresDialect(url: string): Dialect {
   const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, types });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  return new PostgresDialect({ pool });
+  return { dialect: new PostgresDialect({ pool }), pool };
 }
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
   const kind = options.databaseUrl ? 'postgres' : 'pglite';
-  const dialect = options.databaseUrl ? postgresDialect(options.databaseUrl) : await pgliteDialect(options.dataDir);
+  const postgres = options.databaseUrl ? postgresDialect(options.databaseUrl) : null;
+  const dialect = postgres?.dialect ?? (await pgliteDialect(options.dataDir));
   const db = new Kysely<Schema>({ dialect });
   return {
     db,
@@ -51,6 +54,8 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () =>
+      postgres ? { total: postgres.pool.totalCount, idle: postgres.pool.idleCount, waiting: postgres.pool.waitingCount } : null,
     close: () => db.destroy(),
   };
 }

@@ -66,6 +66,8 @@ export async function startTestApp(options: { database?: DatabaseKind; env?: Rec
     BROADCAST_APP_SECRET: 'test-app-secret',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    // TEST_REDIS_URL runs a suite with Redis fan-out and presence, on a prefix of its own.
+    ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `parley-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...options.env,
   });
   const app = await createApp(config, pino({ level: config.logLevel }));

@@ -30,6 +30,6 @@ export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
         throw refuse('You are not a participant of this conversation.');
       });
     }
-    return { auth: channels.authorize(socketId, channelName, request.actor) };
+    return { auth: await channels.authorize(socketId, channelName, request.actor) };
   });
 };

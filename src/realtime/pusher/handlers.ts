@@ -13,7 +13,7 @@
 
 import type { Logger } from 'pino';
 import type { ChannelRegistry } from '../channels.js';
-import type { RememberedSubscribers } from '../remembered-subscribers.js';
+import type { AuthorizationLedger } from '../remembered-subscribers.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
@@ -24,7 +24,7 @@ export interface HandlerContext {
   readonly appKey: string;
   readonly appSecret: string;
   readonly registry: ChannelRegistry;
-  readonly remembered: RememberedSubscribers;
+  readonly remembered: AuthorizationLedger;
   readonly maxChannelsPerConnection: number;
   /**
    * Private channels whose access can be revoked (a member removed from a group): a subscribe needs a
@@ -86,7 +86,6 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
     return;
   }
 
-  let userId: string | undefined;
   switch (channelTypeOf(channel)) {
     case 'presence':
     case 'private-encrypted':
@@ -102,16 +101,36 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
         refuse(ctx, conn, channel, { type: 'AuthError', error: 'Invalid channel signature', status: 401 });
         return;
       }
-      userId = ctx.remembered.claim(conn.id, channel);
-      if (userId === undefined && ctx.revocableChannelPrefixes.some((prefix) => channel.startsWith(prefix))) {
-        refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization expired or revoked; authorize again', status: 401 });
-        return;
+      const claimed = ctx.remembered.claim(conn.id, channel);
+      if (claimed instanceof Promise) {
+        // A shared ledger answers later; the socket may be gone by then.
+        claimed.then(
+          (userId) => conn.isOpen && admitPrivate(ctx, conn, channel, userId),
+          (err: unknown) => {
+            ctx.logger.warn({ err, channel }, 'authorization ledger unavailable');
+            if (conn.isOpen) refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization could not be checked; retry', status: 503 });
+          },
+        );
+      } else {
+        admitPrivate(ctx, conn, channel, claimed);
       }
-      break;
+      return;
     }
     case 'public':
-      break;
+      admit(ctx, conn, channel, undefined);
+      return;
   }
+}
+
+function admitPrivate(ctx: HandlerContext, conn: Connection, channel: string, userId: string | undefined): void {
+  if (userId === undefined && ctx.revocableChannelPrefixes.some((prefix) => channel.startsWith(prefix))) {
+    refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization expired or revoked; authorize again', status: 401 });
+    return;
+  }
+  admit(ctx, conn, channel, userId);
+}
+
+function admit(ctx: HandlerContext, conn: Connection, channel: string, userId: string | undefined): void {
   ctx.registry.subscribe(conn, channel, userId);
   conn.send(encodeFrame('pusher_internal:subscription_succeeded', {}, channel));
 }

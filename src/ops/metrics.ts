@@ -1,0 +1,55 @@
+// Prometheus metrics, in a registry of the app's own (several apps may share one process in tests).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricsSources {
+  realtime(): { connections: number; channels: number; subscriptions: number } | null;
+  databasePool(): { total: number; idle: number; waiting: number } | null;
+  redisUp(): boolean | null;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  eventDispatched(name: string): void;
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+}
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'parley_process_' });
+
+  const gauge = (name: string, help: string, read: () => number | null | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const value = read();
+        if (value !== null && value !== undefined) this.set(value);
+      },
+    });
+  gauge('parley_socket_connections', 'Open Pusher-protocol sockets on this node', () => sources.realtime()?.connections);
+  gauge('parley_socket_channels', 'Channels with at least one subscriber on this node', () => sources.realtime()?.channels);
+  gauge('parley_socket_subscriptions', 'Channel subscriptions on this node', () => sources.realtime()?.subscriptions);
+  gauge('parley_db_pool_connections', 'PostgreSQL pool connections', () => sources.databasePool()?.total);
+  gauge('parley_db_pool_idle', 'Idle PostgreSQL pool connections', () => sources.databasePool()?.idle);
+  gauge('parley_db_pool_waiting', 'Queries waiting for a PostgreSQL connection', () => sources.databasePool()?.waiting);
+  gauge('parley_redis_up', '1 when Redis is connected (absent without REDIS_URL)', () => {
+    const up = sources.redisUp();
+    return up === null ? null : Number(up);
+  });
+
+  const events = new Counter({ name: 'parley_events_dispatched_total', help: 'Chat events dispatched, by broadcast name', labelNames: ['event'], registers: [registry] });
+  const http = new Histogram({
+    name: 'parley_http_request_duration_seconds',
+    help: 'HTTP request latency',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    eventDispatched: (name) => events.inc({ event: name }),
+    httpRequest: (method, route, status, seconds) => http.observe({ method, route, status: String(status) }, seconds),
+  };
+}

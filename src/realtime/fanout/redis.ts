@@ -1,0 +1,76 @@
+// Several nodes: each event is delivered to this node's sockets at once and published on Redis for the
+// others, which deliver it to theirs. Nodes skip their own messages by node id. Pending channel
+// authorizations live in Redis too, since the auth request and the socket may reach different nodes.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Fanout } from '../../events/broadcaster.js';
+import type { RedisConnections } from '../../store/redis.js';
+import type { RealtimeServer } from '../index.js';
+import type { AuthorizationLedger } from '../remembered-subscribers.js';
+
+type Message =
+  | { node: string; kind: 'event'; channels: readonly string[]; event: string; data: unknown; except?: string }
+  | { node: string; kind: 'unsubscribe'; channel: string; userId: string };
+
+export function redisFanout(redis: RedisConnections, local: RealtimeServer, logger: Logger): Fanout & { start(): Promise<void> } {
+  const node = randomUUID();
+  const topic = `${redis.prefix}fanout`;
+
+  function publish(message: Message): Promise<unknown> {
+    return redis.commands.publish(topic, JSON.stringify(message)).catch((err: unknown) => {
+      // Delivery is at-most-once: other nodes' clients catch up over HTTP.
+      logger.warn({ err: (err as Error).message }, 'cross-node publish failed');
+    });
+  }
+
+  return {
+    async start() {
+      redis.subscriber.on('message', (channel: string, raw: string) => {
+        if (channel !== topic) return;
+        let message: Message;
+        try {
+          message = JSON.parse(raw) as Message;
+        } catch {
+          return;
+        }
+        if (message.node === node) return;
+        if (message.kind === 'event') local.publish(message.channels, message.event, message.data, message.except);
+        else void local.unsubscribeUser(message.channel, message.userId);
+      });
+      await redis.subscriber.subscribe(topic);
+    },
+    async publish(channels, event, data, exceptSocketId) {
+      local.publish(channels, event, data, exceptSocketId);
+      await publish({ node, kind: 'event', channels, event, data, except: exceptSocketId });
+    },
+    async unsubscribeUser(channel, userId) {
+      await local.unsubscribeUser(channel, userId);
+      await publish({ node, kind: 'unsubscribe', channel, userId });
+    },
+  };
+}
+
+/** Pending authorizations in Redis: one key per (socket, channel) with a TTL, and a set per (channel, user). */
+export function redisAuthorizationLedger(redis: RedisConnections, ttlMs: number): AuthorizationLedger {
+  const key = (socketId: string, channel: string) => `${redis.prefix}auth:${socketId}:${channel}`;
+  const userKey = (channel: string, userId: string) => `${redis.prefix}auth-user:${channel}:${userId}`;
+  return {
+    async remember(socketId, channel, userId) {
+      await redis.commands
+        .multi()
+        .set(key(socketId, channel), userId, 'PX', ttlMs)
+        .sadd(userKey(channel, userId), socketId)
+        .pexpire(userKey(channel, userId), ttlMs)
+        .exec();
+    },
+    async claim(socketId, channel) {
+      const userId = await redis.commands.getdel(key(socketId, channel));
+      return userId ?? undefined;
+    },
+    async forgetUser(channel, userId) {
+      const sockets = await redis.commands.smembers(userKey(channel, userId));
+      if (sockets.length > 0) await redis.commands.del(...sockets.map((s) => key(s, channel)), userKey(channel, userId));
+    },
+    clear() {},
+  };
+}

@@ -1,0 +1,39 @@
+// Redis connections for several nodes: one for commands, one for pub/sub (a subscribed connection can do
+// nothing else). ioredis reconnects by itself and re-subscribes after a Redis restart.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface RedisConnections {
+  readonly commands: Redis;
+  readonly subscriber: Redis;
+  /** Key prefix shared by every node of one deployment. */
+  readonly prefix: string;
+  isReady(): boolean;
+  close(): Promise<void>;
+}
+
+export async function openRedis(url: string, prefix: string, logger: Logger): Promise<RedisConnections> {
+  const options = {
+    lazyConnect: true,
+    // Fail fast while Redis is away (the request gets a 503) instead of queueing commands without bound.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+  };
+  const commands = new Redis(url, options);
+  const subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
+  for (const [name, connection] of [['commands', commands], ['subscriber', subscriber]] as const) {
+    connection.on('error', (err: Error) => logger.warn({ err: err.message, connection: name }, 'redis error'));
+    connection.on('ready', () => logger.info({ connection: name }, 'redis ready'));
+  }
+  await Promise.all([commands.connect(), subscriber.connect()]);
+  return {
+    commands,
+    subscriber,
+    prefix,
+    isReady: () => commands.status === 'ready' && subscriber.status === 'ready',
+    async close() {
+      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+    },
+  };
+}
