@@ -18,7 +18,9 @@ export interface Broadcaster {
 export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: (broadcastAs: string) => void = () => {}): Broadcaster {
   return {
     async dispatch(events, exceptSocketId) {
-      for (const e of events) {
+      // Every publish starts in order before any is awaited: local sockets get the frames in order at once,
+      // and the cross-node publishes share one pipelined round trip instead of one each.
+      const pending = events.map(async (e) => {
         const broadcastAs = EVENTS[e.name].broadcastAs;
         try {
           await fanout.publish(channelsOf(e), broadcastAs, e.payload, exceptSocketId);
@@ -27,7 +29,8 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
           // Delivery is at-most-once: the write is committed, clients catch up over HTTP.
           logger.error({ err, event: e.name }, 'event delivery failed');
         }
-      }
+      });
+      await Promise.all(pending);
     },
     async unsubscribeUser(channel, userId) {
       await fanout.unsubscribeUser(channel, String(userId));

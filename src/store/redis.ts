@@ -18,6 +18,8 @@ export async function openRedis(url: string, prefix: string, logger: Logger): Pr
     // Fail fast while Redis is away (the request gets a 503) instead of queueing commands without bound.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
+    // Commands issued in the same tick (a dispatch's publishes) go out in one round trip.
+    enableAutoPipelining: true,
     retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
   };
   const commands = new Redis(url, options);
