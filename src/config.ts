@@ -41,6 +41,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   readonly limits: Limits;
   readonly logLevel: string;
+  /** CHAT_DEMO=1: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
+  readonly demo: boolean;
   /** True when some secret was generated for the embedded default (the service says how to get a token). */
   readonly generatedSecrets: boolean;
 }
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
       channelAuthsPerMinute: int(env, 'CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE', 300),
     }),
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    demo: str(env, 'CHAT_DEMO') === '1',
     generatedSecrets: dev?.created ?? false,
   });
 }

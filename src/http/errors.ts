@@ -43,7 +43,7 @@ function isUnavailable(err: unknown): boolean {
   if (name === 'MaxRetriesPerRequestError') return true;
   if (typeof message === 'string' && /enableOfflineQueue|Connection is closed/.test(message)) return true;
   // pg, when the server goes away under a query or a pooled connection.
-  if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect/.test(message)) return true;
+  if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|is not queryable/.test(message)) return true;
   return (
     typeof code === 'string' &&
     (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || code.startsWith('08'))

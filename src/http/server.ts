@@ -13,12 +13,14 @@ import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
 import { broadcastingRoutes } from './routes/broadcasting.js';
+import { clientRoutes } from './routes/client.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
 import { serverRoutes } from './routes/server.js';
+import { webRoutes } from './routes/web.js';
 
 export const API_PREFIX = '/api/chat/v1';
 
@@ -67,6 +69,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   await app.register(async (api) => {
     api.addHook('preValidation', refuseNulCharacters);
     api.get('/openapi.json', { schema: { hide: true } }, async () => api.swagger());
+    await api.register(clientRoutes, deps); // no credential: client-config, and the demo sign-in when CHAT_DEMO=1
 
     await api.register(async (users) => {
       users.addHook('onRequest', userAuthenticator(deps.config.jwtSecret, deps.chat.db));
@@ -81,6 +84,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       await server.register(serverRoutes, deps);
     });
   }, { prefix: API_PREFIX });
+  await app.register(webRoutes, {}); // the web client at /, when web/dist is built
 
   return app;
 }

@@ -40,6 +40,10 @@ function postgresDialect(url: string): { dialect: Dialect; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, types });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // Nor may a dropped connection that is checked out (between the queries of a transaction, say): the pool
+  // listens on idle clients only, and an 'error' event nobody listens to kills the process. The query that
+  // uses it next fails (a 503), and the pool discards it on release since it is no longer queryable.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return { dialect: new PostgresDialect({ pool }), pool };
 }
 

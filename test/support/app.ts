@@ -32,18 +32,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+/** Creates an empty database on the server of adminUrl (default: the test server); drop() removes it. */
+export async function freshPostgres(adminUrl: string = ADMIN_DATABASE_URL): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `parley_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  const url = new URL(ADMIN_DATABASE_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     drop: async () => {
-      const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+      const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();

@@ -5,7 +5,6 @@
 import Echo from 'laravel-echo';
 import PusherModule from 'pusher-js';
 import type { ChannelAuthorizationHandler } from 'pusher-js';
-import type { TestApp } from './app.js';
 
 // pusher-js ships CommonJS whose typings say `export default`: at runtime the default import is the class
 // itself, for TypeScript it is the module. Take whichever is the constructor.
@@ -50,6 +49,18 @@ export interface EchoClientOptions {
   readonly authorize?: ChannelAuthorizationHandler;
 }
 
+/**
+ * What a client needs of a running Parley: its socket port, the API base URL (for /broadcasting/auth) and user
+ * tokens. A TestApp is one; so is a node process (test/support/nodes.ts), or a mix of two nodes (socket on one,
+ * channel auth on another).
+ */
+export interface EchoTarget {
+  readonly port: number;
+  readonly api: string;
+  readonly config: { readonly broadcast: { readonly appKey: string } };
+  token(userId: number): Promise<string>;
+}
+
 const DEFAULT_WAIT_MS = 3000;
 const DEFAULT_QUIET_MS = 300;
 
@@ -70,7 +81,7 @@ export class EchoClient {
   }
 
   /** Connects a Laravel Echo client for userId to the app's built-in socket server and waits until connected. */
-  static async connect(app: TestApp, userId: number, options: EchoClientOptions = {}): Promise<EchoClient> {
+  static async connect(app: EchoTarget, userId: number, options: EchoClientOptions = {}): Promise<EchoClient> {
     const token = options.token === undefined ? await app.token(userId) : options.token;
     const echo = new Echo({
       broadcaster: 'pusher',
@@ -227,7 +238,7 @@ export class EchoClient {
 export class EchoClients {
   private readonly clients: EchoClient[] = [];
 
-  constructor(private readonly app: () => TestApp) {}
+  constructor(private readonly app: () => EchoTarget) {}
 
   async connect(userId: number, options?: EchoClientOptions): Promise<EchoClient> {
     const client = await EchoClient.connect(this.app(), userId, options);

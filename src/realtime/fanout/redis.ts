@@ -35,7 +35,13 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
         }
         if (message.node === node) return;
         if (message.kind === 'event') local.publish(message.channels, message.event, message.data, message.except);
-        else void local.unsubscribeUser(message.channel, message.userId);
+        else {
+          // The sockets are dropped at once; forgetting pending authorizations needs Redis commands, which may
+          // fail while Redis reconnects: logged, never an unhandled rejection (that would end the process).
+          Promise.resolve(local.unsubscribeUser(message.channel, message.userId)).catch((err: unknown) =>
+            logger.warn({ err: (err as Error).message, channel: message.channel }, 'cross-node unsubscribe incomplete'),
+          );
+        }
       });
       await redis.subscriber.subscribe(topic);
     },
@@ -44,8 +50,9 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
       await publish({ node, kind: 'event', channels, event, data, except: exceptSocketId });
     },
     async unsubscribeUser(channel, userId) {
-      await local.unsubscribeUser(channel, userId);
-      await publish({ node, kind: 'unsubscribe', channel, userId });
+      // The other nodes are told even when this node's part fails (voiding authorizations needs Redis too).
+      const [here] = await Promise.allSettled([local.unsubscribeUser(channel, userId), publish({ node, kind: 'unsubscribe', channel, userId })]);
+      if (here.status === 'rejected') throw here.reason;
     },
   };
 }
