@@ -1,0 +1,45 @@
+// What a browser client needs before it has a token: the socket settings (client-config), and, only when the
+// operator set CHAT_DEMO=1, a sign-in by user id and name for trying Parley out. Both stay out of the OpenAPI
+// document: they are the web client's helpers, not the chat contract.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { upsertUser } from '../../chat/users.js';
+import type { HttpDeps } from '../deps.js';
+import { Id } from '../schemas.js';
+
+const DEMO_TOKEN_TTL_SECONDS = 24 * 3600;
+
+export const clientRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { config, chat, tokens }) => {
+  // ws_host / ws_port null: the socket is on the page's own host and port (Parley serves both). force_tls is
+  // what the server knows; a page loaded over https uses TLS anyway.
+  app.get('/client-config', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('Cache-Control', 'no-store');
+    return {
+      app_key: config.broadcast.appKey,
+      ws_host: null,
+      ws_port: null,
+      force_tls: false,
+      realtime: config.broadcast.driver === 'builtin',
+      demo: config.demo,
+    };
+  });
+
+  if (!config.demo) return;
+  app.log.warn('CHAT_DEMO=1: anyone who can reach this server can sign in as any user (POST /api/chat/v1/demo/token)');
+
+  app.post('/demo/token', {
+    schema: {
+      hide: true,
+      body: Type.Object({
+        user_id: Id,
+        name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+      }),
+    },
+  }, async (request, reply) => {
+    const { user_id: userId, name } = request.body;
+    // Known at once, so others can start a conversation with this user before their first request.
+    await upsertUser(chat.db, userId, { name: name.trim() });
+    const { token, expiresAt } = await tokens.issue(userId, { name: name.trim(), ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+    return reply.status(201).send({ token, expires_at: expiresAt.toISOString() });
+  });
+};

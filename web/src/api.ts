@@ -1,0 +1,115 @@
+// The HTTP API over fetch: bearer token, X-Socket-ID (so this tab gets no events for its own requests),
+// JSON in and out, and every failure as an ApiError carrying the server's {message, code, errors}.
+
+export const API_BASE = '/api/chat/v1';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors: Record<string, string[]> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** A sentence for people: the server's message, plus the field errors of a 422. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiError) {
+    const fields = Object.entries(err.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`);
+    return fields.length > 0 ? `${err.message} (${fields.join('; ')})` : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let body: { message?: unknown; code?: unknown; errors?: unknown } = {};
+  try {
+    body = (await response.json()) as typeof body;
+  } catch {
+    /* not JSON (a proxy's error page) */
+  }
+  const message = typeof body.message === 'string' ? body.message : `The server answered ${response.status} ${response.statusText}.`;
+  const code = typeof body.code === 'string' ? body.code : 'http_error';
+  const errors = body.errors && typeof body.errors === 'object' ? (body.errors as Record<string, string[]>) : {};
+  return new ApiError(response.status, code, message, errors);
+}
+
+export interface Api {
+  get<T>(path: string): Promise<T>;
+  post<T>(path: string, body?: unknown): Promise<T>;
+  patch<T>(path: string, body: unknown): Promise<T>;
+  delete<T>(path: string): Promise<T>;
+  /** POST /attachments: one file as multipart/form-data. */
+  upload<T>(path: string, file: File): Promise<T>;
+  /** An attachment's bytes (it needs the token, so no plain <img src>). */
+  blob(url: string): Promise<Blob>;
+  /** The offline signal from a closing page: keepalive lets it outlive the page. */
+  goodbye(): void;
+}
+
+/** Requests without a user token (client-config, demo sign-in). */
+export async function publicRequest<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(API_BASE + path, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'Cannot reach the chat server. Check your connection.');
+  }
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
+export function createApi(token: string, socketId: () => string | undefined, onUnauthenticated: (err: ApiError) => void): Api {
+  async function request<T>(method: string, path: string, body?: BodyInit, contentType?: string): Promise<T> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+    const socket = socketId();
+    if (socket) headers['X-Socket-ID'] = socket;
+    if (contentType) headers['Content-Type'] = contentType; // never on a request without a body
+    let response: Response;
+    try {
+      response = await fetch(path.startsWith('/') && !path.startsWith(API_BASE) ? API_BASE + path : path, { method, headers, body });
+    } catch {
+      throw new ApiError(0, 'network_error', 'Cannot reach the chat server. Check your connection.');
+    }
+    if (!response.ok) {
+      const err = await failure(response);
+      if (err.status === 401) onUnauthenticated(err);
+      throw err;
+    }
+    if (response.status === 204) return null as T;
+    return (await response.json()) as T;
+  }
+
+  const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
+  return {
+    get: (path) => request('GET', path),
+    post: (path, body) => request('POST', path, json(body), body === undefined ? undefined : 'application/json'),
+    patch: (path, body) => request('PATCH', path, json(body), 'application/json'),
+    delete: (path) => request('DELETE', path),
+    upload: (path, file) => {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      return request('POST', path, form); // the browser sets the multipart boundary
+    },
+    async blob(url) {
+      let response: Response;
+      try {
+        response = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
+      } catch {
+        throw new ApiError(0, 'network_error', 'Cannot reach the chat server. Check your connection.');
+      }
+      if (!response.ok) throw await failure(response);
+      return response.blob();
+    },
+    goodbye() {
+      void fetch(`${API_BASE}/presence/offline`, { method: 'POST', keepalive: true, headers: { Authorization: `Bearer ${token}` } }).catch(() => {});
+    },
+  };
+}

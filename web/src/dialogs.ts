@@ -1,0 +1,286 @@
+// The modal dialogs: start a direct conversation, create a group, group settings (rename, members, roles,
+// leave), blocked users, forward a message. Each updates the app from the HTTP answer: the tab's own socket
+// gets no events for its own requests (X-Socket-ID).
+import { describeError } from './api.js';
+import type { ChatApp } from './app.js';
+import { confirmAction, h, modal, parseIds, toast } from './dom.js';
+import type { Conversation, Message, Participant, Role, User } from './types.js';
+
+/** Runs a form's action with its submit button disabled, showing the API's error in the dialog. */
+function handleSubmit(form: HTMLFormElement, showError: (text: string) => void, action: () => Promise<void>): void {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+    if (submit) submit.disabled = true;
+    showError('');
+    try {
+      await action();
+    } catch (err) {
+      showError(describeError(err));
+    } finally {
+      if (submit) submit.disabled = false;
+    }
+  });
+}
+
+export function newDirectDialog(app: ChatApp): void {
+  modal('New chat', (dialog, showError) => {
+    const input = h('input', { id: 'direct-user-id', name: 'user_id', type: 'number', min: 1, step: 1, required: true, inputmode: 'numeric', 'aria-describedby': 'direct-help' });
+    const form = h(
+      'form',
+      { className: 'stack' },
+      h('label', { for: 'direct-user-id' }, 'User id'),
+      input,
+      h('p', { className: 'hint', id: 'direct-help' }, 'Their id in your application. They must have signed in to Parley once.'),
+      h('div', { className: 'dialog-actions' }, h('button', { type: 'submit' }, 'Start chat')),
+    );
+    handleSubmit(form, showError, async () => {
+      const { data } = await app.api.post<{ data: Conversation }>('/conversations', { user_id: Number(input.value) });
+      app.upsertConversation(data);
+      dialog.close();
+      app.navigate(data.id);
+    });
+    return [form];
+  });
+}
+
+export function newGroupDialog(app: ChatApp): void {
+  modal('New group', (dialog, showError) => {
+    const name = h('input', { id: 'group-name', name: 'name', type: 'text', required: true, maxlength: 100 });
+    const members = h('input', { id: 'group-members', name: 'user_ids', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 2, 3', 'aria-describedby': 'group-members-help' });
+    const form = h(
+      'form',
+      { className: 'stack' },
+      h('label', { for: 'group-name' }, 'Group name'),
+      name,
+      h('label', { for: 'group-members' }, 'Members (user ids)'),
+      members,
+      h('p', { className: 'hint', id: 'group-members-help' }, 'Separated by commas or spaces. You can add more later.'),
+      h('div', { className: 'dialog-actions' }, h('button', { type: 'submit' }, 'Create group')),
+    );
+    handleSubmit(form, showError, async () => {
+      const ids = parseIds(members.value);
+      if (ids === null) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
+      const { data } = await app.api.post<{ data: Conversation }>('/groups', { name: name.value, user_ids: ids });
+      app.upsertConversation(data);
+      dialog.close();
+      app.navigate(data.id);
+    });
+    return [form];
+  });
+}
+
+const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
+
+export function groupSettingsDialog(app: ChatApp, groupId: number): void {
+  modal('Group settings', (dialog, showError) => {
+    const content = h('div', { className: 'stack' });
+    const render = () => {
+      const group = app.conversations.get(groupId);
+      if (!group) return dialog.close();
+      content.replaceChildren(...groupSettings(app, group, dialog, showError));
+    };
+    const off = app.onConversationChange((_c, id) => {
+      if (id !== groupId) return;
+      // Keep the focus on the same control across the re-render.
+      const focusedId = (document.activeElement as HTMLElement | null)?.id;
+      render();
+      if (focusedId) document.getElementById(focusedId)?.focus();
+    });
+    dialog.addEventListener('close', off);
+    render();
+    return [content];
+  });
+}
+
+function groupSettings(app: ChatApp, group: Conversation, dialog: HTMLDialogElement, showError: (text: string) => void): Node[] {
+  const myRole: Role = group.participants_preview.find((p) => p.id === app.me.id)?.role ?? 'member';
+  const manager = myRole === 'owner' || myRole === 'admin';
+  const act = async (action: () => Promise<void>) => {
+    showError('');
+    try {
+      await action();
+    } catch (err) {
+      showError(describeError(err));
+    }
+  };
+
+  // Rename.
+  const nameInput = h('input', { id: 'settings-name', type: 'text', required: true, maxlength: 100, value: group.name ?? '', disabled: !manager });
+  const rename = h(
+    'form',
+    { className: 'stack', 'aria-labelledby': 'settings-name-heading' },
+    h('h3', { id: 'settings-name-heading' }, 'Name'),
+    h('div', { className: 'row' }, h('label', { for: 'settings-name', className: 'visually-hidden' }, 'Group name'), nameInput, manager ? h('button', { type: 'submit', id: 'settings-rename' }, 'Rename') : null),
+    manager ? null : h('p', { className: 'hint' }, 'Only the owner and admins can rename the group.'),
+  );
+  handleSubmit(rename, showError, async () => {
+    const { data } = await app.api.patch<{ data: Conversation }>(`/groups/${group.id}`, { name: nameInput.value });
+    app.upsertConversation(data);
+  });
+
+  // Members (the preview: at most 10).
+  const rows = group.participants_preview.map((p) => memberRow(app, group, p, myRole, act));
+  const more = group.participant_count - group.participants_preview.length;
+  const members = h(
+    'section',
+    { className: 'stack', 'aria-labelledby': 'settings-members-heading' },
+    h('h3', { id: 'settings-members-heading' }, `Members (${group.participant_count})`),
+    h('ul', { className: 'member-list' }, ...rows),
+    more > 0 ? h('p', { className: 'hint' }, `and ${more} more`) : null,
+  );
+
+  // Add members.
+  const addInput = h('input', { id: 'settings-add', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 4, 5', required: true });
+  const add = h(
+    'form',
+    { className: 'stack' },
+    h('label', { for: 'settings-add' }, 'Add members (user ids)'),
+    h('div', { className: 'row' }, addInput, h('button', { type: 'submit', id: 'settings-add-button' }, 'Add')),
+  );
+  handleSubmit(add, showError, async () => {
+    const ids = parseIds(addInput.value);
+    if (ids === null || ids.length === 0) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
+    const { data } = await app.api.post<{ data: Conversation }>(`/groups/${group.id}/participants`, { user_ids: ids });
+    app.upsertConversation(data);
+  });
+
+  // Leave, delete.
+  const leave = h('button', { type: 'button', className: 'secondary danger-text', id: 'settings-leave' }, 'Leave group');
+  leave.addEventListener('click', () =>
+    void act(async () => {
+      const note = myRole === 'owner' ? ' Ownership passes to the longest-standing admin, or member.' : '';
+      if (!(await confirmAction(`Leave “${group.name}”?${note}`, 'Leave'))) return;
+      await app.api.post(`/groups/${group.id}/leave`);
+      dialog.close();
+      app.removeConversation(group.id, `You left “${group.name}”.`);
+    }),
+  );
+  const remove = h('button', { type: 'button', className: 'danger', id: 'settings-delete' }, 'Delete group');
+  remove.addEventListener('click', () =>
+    void act(async () => {
+      if (!(await confirmAction(`Delete “${group.name}” and all its messages for everyone?`, 'Delete group'))) return;
+      await app.api.delete(`/groups/${group.id}`);
+      dialog.close();
+      app.removeConversation(group.id, `“${group.name}” was deleted.`);
+    }),
+  );
+
+  return [rename, members, manager ? add : null, h('div', { className: 'dialog-actions' }, leave, myRole === 'owner' ? remove : null)].filter((n): n is HTMLElement => n !== null);
+}
+
+function memberRow(app: ChatApp, group: Conversation, p: Participant, myRole: Role, act: (action: () => Promise<void>) => Promise<void>): HTMLElement {
+  const me = p.id === app.me.id;
+  const name = `${app.displayName(p)}${me ? ' (you)' : ''}`;
+  const row = h('li', { className: 'member', 'data-user-id': p.id }, h('span', { className: 'member-name' }, name, h('span', { className: 'muted' }, ` #${p.id}`)));
+
+  if (myRole === 'owner' && !me) {
+    const select = h('select', { id: `role-${p.id}`, 'aria-label': `Role of ${app.displayName(p)}` });
+    for (const role of ['member', 'admin', 'owner'] as Role[]) {
+      const option = h('option', { value: role }, ROLE_LABELS[role]);
+      option.selected = role === p.role;
+      select.append(option);
+    }
+    select.addEventListener('change', () =>
+      void act(async () => {
+        const role = select.value as Role;
+        if (role === 'owner' && !(await confirmAction(`Make ${app.displayName(p)} the owner? You become an admin.`, 'Hand over'))) {
+          select.value = p.role;
+          return;
+        }
+        await app.api.patch(`/groups/${group.id}/participants/${p.id}`, { role });
+        await app.refreshConversation(group.id);
+      }),
+    );
+    row.append(select);
+  } else {
+    row.append(h('span', { className: `role role-${p.role}` }, ROLE_LABELS[p.role]));
+  }
+
+  const canRemove = !me && (myRole === 'owner' || (myRole === 'admin' && p.role === 'member'));
+  if (canRemove) {
+    const button = h('button', { type: 'button', className: 'secondary danger-text', 'aria-label': `Remove ${app.displayName(p)}`, id: `remove-${p.id}` }, 'Remove');
+    button.addEventListener('click', () =>
+      void act(async () => {
+        if (!(await confirmAction(`Remove ${app.displayName(p)} from “${group.name}”?`, 'Remove'))) return;
+        await app.api.delete(`/groups/${group.id}/participants/${p.id}`);
+        await app.refreshConversation(group.id);
+      }),
+    );
+    row.append(button);
+  }
+  return row;
+}
+
+export function blocksDialog(app: ChatApp): void {
+  modal('Blocked users', (dialog, showError) => {
+    const list = h('ul', { className: 'member-list', id: 'blocked-list' });
+    const render = async () => {
+      try {
+        const { data } = await app.api.get<{ data: User[] }>('/blocks');
+        list.replaceChildren(
+          ...(data.length === 0
+            ? [h('li', { className: 'hint' }, 'You have not blocked anyone.')]
+            : data.map((user) => {
+                const unblock = h('button', { type: 'button', className: 'secondary', 'aria-label': `Unblock ${app.displayName(user)}` }, 'Unblock');
+                unblock.addEventListener('click', async () => {
+                  try {
+                    const result = await app.api.delete<{ data: { messaging_blocked_user_ids: number[] } }>(`/blocks/${user.id}`);
+                    app.applyBlocks(result.data.messaging_blocked_user_ids, user.id, false);
+                  } catch (err) {
+                    showError(describeError(err));
+                  }
+                });
+                return h('li', { className: 'member' }, h('span', { className: 'member-name' }, app.displayName(user), h('span', { className: 'muted' }, ` #${user.id}`)), unblock);
+              })),
+        );
+      } catch (err) {
+        showError(describeError(err));
+      }
+    };
+    const off = app.onBlocksChange(() => void render());
+    dialog.addEventListener('close', off);
+    void render();
+
+    const input = h('input', { id: 'block-user-id', type: 'number', min: 1, step: 1, required: true, inputmode: 'numeric' });
+    const form = h(
+      'form',
+      { className: 'stack' },
+      h('label', { for: 'block-user-id' }, 'Block a user (user id)'),
+      h('div', { className: 'row' }, input, h('button', { type: 'submit', className: 'danger' }, 'Block')),
+      h('p', { className: 'hint' }, 'Neither of you can send direct messages while the block is in place. Groups are not affected.'),
+    );
+    handleSubmit(form, showError, async () => {
+      const userId = Number(input.value);
+      const { data } = await app.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
+      app.applyBlocks(data.messaging_blocked_user_ids, userId, true);
+      input.value = '';
+    });
+    return [list, form];
+  });
+}
+
+export function forwardDialog(app: ChatApp, message: Message, shownHere: (copies: Message[]) => void): void {
+  modal('Forward message', (dialog, showError) => {
+    const options = app.inbox().map((c) =>
+      h('li', {}, h('label', { className: 'check' }, h('input', { type: 'checkbox', name: 'conversation', value: c.id }), app.title(c))),
+    );
+    const form = h(
+      'form',
+      { className: 'stack' },
+      h('p', { className: 'muted quote' }, message.body ?? (message.attachment ? `Attachment: ${message.attachment.name}` : '')),
+      h('fieldset', {}, h('legend', {}, 'Forward to'), h('ul', { className: 'check-list' }, ...options)),
+      h('div', { className: 'dialog-actions' }, h('button', { type: 'submit' }, 'Forward')),
+    );
+    handleSubmit(form, showError, async () => {
+      const ids = [...form.querySelectorAll<HTMLInputElement>('input[name="conversation"]:checked')].map((i) => Number(i.value));
+      if (ids.length === 0) return showError('Pick at least one conversation.');
+      const { data } = await app.api.post<{ data: Message[] }>(`/messages/${message.id}/forward`, { conversation_ids: ids });
+      shownHere(data.filter((m) => m.conversation_id === message.conversation_id));
+      dialog.close();
+      for (const copy of data) app.noteOwnMessage(copy);
+      toast(`Forwarded to ${ids.length} conversation${ids.length === 1 ? '' : 's'}.`, 'info');
+    });
+    return [form];
+  });
+}

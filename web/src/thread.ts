@@ -1,0 +1,697 @@
+// One open conversation: its channel chat.conversation.{id}, the history (paged backwards with `before`, caught up
+// with `after` after a reconnect), the composer (send, reply, edit, attachments, typing) and read receipts.
+import type { ApiError } from './api.js';
+import { describeError } from './api.js';
+import type { ChatApp } from './app.js';
+import { forwardDialog, groupSettingsDialog } from './dialogs.js';
+import { announce, avatar, confirmAction, fileSize, h, icon, longTime, randomId, shortTime, toast } from './dom.js';
+import type { Conversation, GroupParticipantsChangedEvent, Message, Paged } from './types.js';
+
+const PAGE = 30;
+const CATCH_UP_PAGE = 100;
+/** Renew "typing" well within the server's 8 s; stop after this long without a keystroke. */
+const TYPING_RENEW_MS = 3_000;
+const TYPING_IDLE_MS = 5_000;
+/** Forget someone's typing if neither a renewal nor the server's false arrives. */
+const TYPING_SHOW_MS = 10_000;
+
+export class ThreadView {
+  readonly element: HTMLElement;
+  private readonly messages = new Map<number, Message>();
+  /** Message ids, ascending: the order on screen. */
+  private ids: number[] = [];
+  private olderCursor: string | null = null;
+  private loaded = false;
+  private destroyed = false;
+  private readonly leaveChannel: () => void;
+  /** Who read up to when (ConversationRead), for the receipts under my messages. */
+  private readonly readBy = new Map<number, string>();
+  private readonly typingUsers = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly attachmentUrls = new Map<number, Promise<string>>();
+  private readonly unsubscribe: (() => void)[] = [];
+
+  // Composer state.
+  private replyTo: Message | null = null;
+  private editing: Message | null = null;
+  private file: File | null = null;
+  private clientMessageId: string | null = null;
+  private typingSentAt = 0;
+  private typingIdle: ReturnType<typeof setTimeout> | undefined;
+  private readPending = false;
+  private readAgain = false;
+
+  // Elements.
+  private readonly header = h('header', { className: 'thread-header' });
+  private readonly list = h('ol', { className: 'message-list', id: 'message-list', 'aria-label': 'Messages' });
+  private readonly olderButton = h('button', { type: 'button', className: 'secondary load-older', hidden: true }, 'Load older messages');
+  private readonly scroller = h('div', { className: 'message-scroll', tabindex: 0, 'aria-label': 'Message history', role: 'region' });
+  private readonly emptyNote = h('p', { className: 'empty-note', hidden: true }, 'No messages yet. Say hello!');
+  private readonly typingLine = h('p', { className: 'typing', id: 'typing-indicator', 'aria-live': 'polite' });
+  private readonly banner = h('div', { className: 'composer-banner', hidden: true });
+  private readonly input = h('textarea', {
+    id: 'composer-input',
+    name: 'body',
+    rows: 1,
+    placeholder: 'Write a message…',
+    'aria-describedby': 'composer-help',
+    autocomplete: 'off',
+  });
+  private readonly fileInput = h('input', { type: 'file', id: 'composer-file', className: 'visually-hidden' });
+  private readonly sendButton = h('button', { type: 'submit', className: 'send' }, 'Send');
+  private readonly blockedNote = h('p', { className: 'blocked-note', role: 'status', hidden: true });
+  private readonly form = h('form', { className: 'composer', 'aria-label': 'Send a message' });
+
+  constructor(
+    private readonly app: ChatApp,
+    readonly id: number,
+  ) {
+    this.element = h('section', { className: 'thread', 'aria-labelledby': 'thread-title', 'data-conversation-id': id });
+    this.scroller.append(this.olderButton, this.emptyNote, this.list);
+    this.buildComposer();
+    this.element.append(this.header, this.scroller, this.typingLine, this.form);
+    this.olderButton.addEventListener('click', () => void this.loadOlder());
+
+    this.leaveChannel = app.realtime.listenToConversation(id, {
+      messageSent: (m) => this.received(m),
+      messageUpdated: (m) => this.upsert(m),
+      messageDeleted: ({ id: messageId }) => this.remove(messageId),
+      read: ({ user_id, read_at }) => {
+        if (user_id === app.me.id) return;
+        this.readBy.set(user_id, read_at);
+        this.renderReceipts();
+      },
+      typing: ({ user_id, is_typing }) => {
+        if (user_id !== app.me.id) this.setTyping(user_id, is_typing);
+      },
+      participantsChanged: (e) => this.participantsChanged(e),
+      refused: (status) => {
+        if (status === 403) app.removeConversation(id, 'You are no longer in this conversation.');
+      },
+    });
+    this.unsubscribe.push(
+      app.onConversationChange((conversation, changedId) => {
+        if (changedId !== id || !conversation) return;
+        this.renderHeader();
+        this.renderComposerState();
+        if (conversation.unread_count > 0) this.markRead();
+      }),
+    );
+    const onVisible = () => {
+      if (document.visibilityState === 'visible' && (this.conversation()?.unread_count ?? 0) > 0) this.markRead();
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    this.unsubscribe.push(() => document.removeEventListener('visibilitychange', onVisible));
+  }
+
+  private conversation(): Conversation | undefined {
+    return this.app.conversations.get(this.id);
+  }
+
+  // ---- loading ---------------------------------------------------------------------------------------------
+
+  async load(): Promise<void> {
+    this.renderHeader();
+    this.renderComposerState();
+    if (!this.conversation()) {
+      // Opened by address (#/c/12) before the inbox listed it: ask for it.
+      await this.app.refreshConversation(this.id);
+      if (this.destroyed) return;
+      if (!this.conversation()) return; // refreshConversation closed the view (404)
+    }
+    this.renderHeader();
+    this.renderComposerState();
+    try {
+      const page = await this.app.api.get<Paged<Message>>(`/conversations/${this.id}/messages?limit=${PAGE}`);
+      if (this.destroyed) return;
+      for (const m of page.data) this.upsert(m, false);
+      this.olderCursor = page.meta.next_cursor;
+    } catch (err) {
+      if (this.destroyed) return;
+      if ((err as ApiError).status === 404) return this.app.removeConversation(this.id, 'This conversation is no longer available.');
+      toast(describeError(err));
+    }
+    this.loaded = true;
+    this.renderList();
+    this.scrollToBottom();
+    this.markRead();
+    this.void(this.app.refreshPresence((this.conversation()?.participants_preview ?? []).map((p) => p.id).filter((i) => i !== this.app.me.id)));
+    if (window.matchMedia('(min-width: 48rem)').matches || document.activeElement === document.body) this.input.focus();
+  }
+
+  private async loadOlder(): Promise<void> {
+    if (!this.olderCursor) return;
+    this.olderButton.disabled = true;
+    const before = this.scroller.scrollHeight - this.scroller.scrollTop;
+    try {
+      const page = await this.app.api.get<Paged<Message>>(`/conversations/${this.id}/messages?limit=${PAGE}&before=${this.olderCursor}`);
+      for (const m of page.data) this.upsert(m, false);
+      this.olderCursor = page.meta.next_cursor;
+      this.renderList();
+      this.scroller.scrollTop = this.scroller.scrollHeight - before; // keep the reader's place
+    } catch (err) {
+      toast(describeError(err));
+    } finally {
+      this.olderButton.disabled = false;
+    }
+  }
+
+  /** After a reconnect: every message after the newest one on screen, page by page (each page newest first). */
+  async catchUp(): Promise<void> {
+    if (!this.loaded) return;
+    let after = this.ids.length > 0 ? this.ids[this.ids.length - 1] : 0;
+    try {
+      for (;;) {
+        const page = await this.app.api.get<Paged<Message>>(`/conversations/${this.id}/messages?after=${after}&limit=${CATCH_UP_PAGE}`);
+        if (this.destroyed) return;
+        for (const m of [...page.data].reverse()) this.received(m, false);
+        if (page.meta.next_cursor === null) break;
+        after = Number(page.meta.next_cursor);
+      }
+    } catch (err) {
+      if ((err as ApiError).status === 404) this.app.removeConversation(this.id, 'This conversation is no longer available.');
+      else toast(describeError(err));
+      return;
+    }
+    this.markRead();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.stopTyping();
+    this.leaveChannel();
+    for (const off of this.unsubscribe.splice(0)) off();
+    for (const timer of this.typingUsers.values()) clearTimeout(timer);
+    for (const url of this.attachmentUrls.values()) void url.then((u) => URL.revokeObjectURL(u), () => {});
+  }
+
+  private void(promise: Promise<unknown>): void {
+    promise.catch(() => {});
+  }
+
+  // ---- messages --------------------------------------------------------------------------------------------
+
+  /** A message from the channel (or from catching up): shown, announced, and read if the page is visible. */
+  private received(message: Message, live = true): void {
+    const known = this.messages.has(message.id);
+    this.upsert(message);
+    if (known || message.sender.id === this.app.me.id) return;
+    this.setTyping(message.sender.id, false);
+    if (live) announce(`${this.app.displayName(message.sender)}: ${message.body ?? (message.attachment ? `sent ${message.attachment.name}` : '')}`);
+    this.markRead();
+  }
+
+  private upsert(message: Message, render = true): void {
+    if (message.conversation_id !== this.id) return;
+    const previous = this.messages.get(message.id);
+    // MessageSent carries no edited_at; keep what we know.
+    this.messages.set(message.id, { ...message, edited_at: message.edited_at ?? previous?.edited_at ?? null });
+    if (!previous) this.ids.splice(this.insertionIndex(message.id), 0, message.id);
+    if (!render || !this.loaded) return;
+    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
+    const element = this.renderMessage(this.messages.get(message.id)!);
+    const existing = this.list.querySelector(`#message-${message.id}`);
+    if (existing) existing.replaceWith(element);
+    else {
+      const index = this.ids.indexOf(message.id);
+      const next = index + 1 < this.ids.length ? this.list.querySelector(`#message-${this.ids[index + 1]}`) : null;
+      this.list.insertBefore(element, next);
+    }
+    this.emptyNote.hidden = true;
+    this.renderReceipts();
+    if (!previous && (nearBottom || message.sender.id === this.app.me.id)) this.scrollToBottom();
+  }
+
+  private remove(messageId: number): void {
+    if (!this.messages.delete(messageId)) return;
+    this.ids = this.ids.filter((i) => i !== messageId);
+    this.list.querySelector(`#message-${messageId}`)?.remove();
+    // Replies to it now show it as deleted.
+    for (const m of this.messages.values()) {
+      if (m.reply_to?.id === messageId) this.upsert({ ...m, reply_to: { ...m.reply_to, body: null, deleted: true } });
+    }
+    if (this.replyTo?.id === messageId || this.editing?.id === messageId) this.resetComposer();
+    this.emptyNote.hidden = this.ids.length > 0;
+    this.renderReceipts();
+  }
+
+  private insertionIndex(id: number): number {
+    let low = 0;
+    let high = this.ids.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.ids[mid] < id) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  private scrollToBottom(): void {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  // ---- reading ---------------------------------------------------------------------------------------------
+
+  /** POST /read when the page is visible and something is unread; the inbox badge clears from the answer. */
+  private markRead(): void {
+    if (!this.loaded || document.visibilityState !== 'visible') return;
+    if (this.readPending) {
+      this.readAgain = true; // something arrived while the last read was on its way
+      return;
+    }
+    const conversation = this.conversation();
+    const newest = this.ids.length > 0 ? this.messages.get(this.ids[this.ids.length - 1]) : undefined;
+    const unreadByCount = (conversation?.unread_count ?? 0) > 0;
+    const unreadByTime = newest && newest.sender.id !== this.app.me.id && (!conversation?.last_read_at || conversation.last_read_at < newest.created_at);
+    if (!unreadByCount && !unreadByTime) return;
+    this.readPending = true;
+    setTimeout(async () => {
+      try {
+        const { data } = await this.app.api.post<{ data: { read_at: string } }>(`/conversations/${this.id}/read`);
+        this.app.patchConversation(this.id, { unread_count: 0, last_read_at: data.read_at });
+      } catch (err) {
+        if ((err as ApiError).status !== 404) toast(describeError(err));
+      } finally {
+        this.readPending = false;
+        if (this.readAgain && !this.destroyed) {
+          this.readAgain = false;
+          void this.app.refreshConversation(this.id).then(() => this.markRead());
+        }
+      }
+    }, 150);
+  }
+
+  private renderReceipts(): void {
+    for (const receipt of this.list.querySelectorAll('.receipt')) receipt.remove();
+    const conversation = this.conversation();
+    const mine = this.ids.map((i) => this.messages.get(i)!).filter((m) => m.sender.id === this.app.me.id);
+    const readers = new Map<number, string[]>();
+    for (const [userId, readAt] of this.readBy) {
+      const seen = [...mine].reverse().find((m) => m.created_at <= readAt);
+      if (seen) readers.set(seen.id, [...(readers.get(seen.id) ?? []), this.app.nameOf(userId, conversation)]);
+    }
+    for (const [messageId, names] of readers) {
+      const text = conversation?.type === 'direct' ? 'Seen' : `Seen by ${names.join(', ')}`;
+      this.list.querySelector(`#message-${messageId}`)?.append(h('p', { className: 'receipt' }, text));
+    }
+  }
+
+  // ---- typing ----------------------------------------------------------------------------------------------
+
+  private setTyping(userId: number, typing: boolean): void {
+    clearTimeout(this.typingUsers.get(userId));
+    if (typing) this.typingUsers.set(userId, setTimeout(() => this.setTyping(userId, false), TYPING_SHOW_MS));
+    else this.typingUsers.delete(userId);
+    const names = [...this.typingUsers.keys()].map((i) => this.app.nameOf(i, this.conversation()));
+    this.typingLine.textContent =
+      names.length === 0 ? '' : names.length === 1 ? `${names[0]} is typing…` : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} are typing…`;
+  }
+
+  private typed(): void {
+    if (this.editing) return;
+    if (this.input.value.trim() === '') return this.stopTyping();
+    const now = Date.now();
+    if (now - this.typingSentAt > TYPING_RENEW_MS) {
+      this.typingSentAt = now;
+      this.void(this.app.api.post(`/conversations/${this.id}/typing`, { is_typing: true }));
+    }
+    clearTimeout(this.typingIdle);
+    this.typingIdle = setTimeout(() => this.stopTyping(), TYPING_IDLE_MS);
+  }
+
+  private stopTyping(): void {
+    clearTimeout(this.typingIdle);
+    if (!this.typingSentAt) return;
+    this.typingSentAt = 0;
+    this.void(this.app.api.post(`/conversations/${this.id}/typing`, { is_typing: false }));
+  }
+
+  // ---- the composer ----------------------------------------------------------------------------------------
+
+  private buildComposer(): void {
+    const attach = h('label', { for: 'composer-file', className: 'attach', title: 'Attach a file' }, icon('paperclip'), h('span', { className: 'visually-hidden' }, 'Attach a file'));
+    this.form.append(
+      this.banner,
+      this.blockedNote,
+      h(
+        'div',
+        { className: 'composer-row' },
+        this.fileInput,
+        attach,
+        h('label', { for: 'composer-input', className: 'visually-hidden' }, 'Message'),
+        this.input,
+        this.sendButton,
+      ),
+      h('p', { id: 'composer-help', className: 'visually-hidden' }, 'Enter sends, Shift+Enter adds a new line, Escape cancels a reply or an edit.'),
+    );
+    this.input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.form.requestSubmit();
+      } else if (event.key === 'Escape' && (this.replyTo || this.editing || this.file)) {
+        event.preventDefault();
+        this.resetComposer();
+      }
+    });
+    this.input.addEventListener('input', () => {
+      this.clientMessageId = null; // new text, new message
+      this.autosize();
+      this.typed();
+    });
+    this.input.addEventListener('blur', () => this.stopTyping());
+    this.fileInput.addEventListener('change', () => {
+      this.file = this.fileInput.files?.[0] ?? null;
+      this.clientMessageId = null;
+      this.renderBanner();
+      this.input.focus();
+    });
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.submit();
+    });
+  }
+
+  private autosize(): void {
+    this.input.style.height = 'auto';
+    this.input.style.height = `${Math.min(this.input.scrollHeight, 160)}px`;
+  }
+
+  private async submit(): Promise<void> {
+    if (this.sendButton.disabled) return;
+    const text = this.input.value.replace(/\s+$/, '');
+    if (this.editing) return this.saveEdit(text);
+    if (text.trim() === '' && !this.file) return;
+    this.sendButton.disabled = true;
+    this.stopTyping();
+    try {
+      let attachmentId: number | null = null;
+      if (this.file) {
+        this.sendButton.textContent = 'Uploading…';
+        const { data } = await this.app.api.upload<{ data: { id: number } }>('/attachments', this.file);
+        attachmentId = data.id;
+      }
+      // Kept until the send succeeds: a retry after a network error cannot post the message twice.
+      this.clientMessageId ??= randomId();
+      const { data: message } = await this.app.api.post<{ data: Message }>(`/conversations/${this.id}/messages`, {
+        body: text.trim() === '' ? null : text,
+        attachment_id: attachmentId,
+        reply_to_id: this.replyTo?.id ?? null,
+        client_message_id: this.clientMessageId,
+      });
+      // This tab gets no MessageSent for its own send (X-Socket-ID): show the answer.
+      this.upsert(message);
+      this.app.noteOwnMessage(message);
+      this.input.value = '';
+      this.autosize();
+      this.resetComposer();
+    } catch (err) {
+      toast(describeError(err));
+    } finally {
+      this.sendButton.disabled = false;
+      this.sendButton.textContent = 'Send';
+      this.renderComposerState();
+      this.input.focus();
+    }
+  }
+
+  private async saveEdit(text: string): Promise<void> {
+    const message = this.editing!;
+    if (text === (message.body ?? '')) return this.resetComposer();
+    this.sendButton.disabled = true;
+    try {
+      const { data } = await this.app.api.patch<{ data: Message }>(`/messages/${message.id}`, { body: text });
+      this.upsert(data);
+      if (this.conversation()?.last_message?.id === data.id) this.app.noteOwnMessage(data);
+      this.input.value = '';
+      this.autosize();
+      this.resetComposer();
+    } catch (err) {
+      toast(describeError(err));
+    } finally {
+      this.sendButton.disabled = false;
+      this.input.focus();
+    }
+  }
+
+  private resetComposer(): void {
+    const wasEditing = this.editing !== null;
+    this.replyTo = null;
+    this.editing = null;
+    this.file = null;
+    this.fileInput.value = '';
+    this.clientMessageId = null;
+    if (wasEditing) {
+      this.input.value = '';
+      this.autosize();
+    }
+    this.sendButton.textContent = 'Send';
+    this.renderBanner();
+  }
+
+  private renderBanner(): void {
+    const cancel = h('button', { type: 'button', className: 'icon-button', 'aria-label': 'Cancel' }, '×');
+    cancel.addEventListener('click', () => {
+      this.resetComposer();
+      this.input.focus();
+    });
+    const parts: Node[] = [];
+    if (this.editing) parts.push(h('span', {}, h('strong', {}, 'Editing message')));
+    else if (this.replyTo) {
+      parts.push(h('span', {}, 'Replying to ', h('strong', {}, this.app.displayName(this.replyTo.sender)), ': ', h('span', { className: 'muted' }, excerpt(this.replyTo))));
+    }
+    if (this.file) parts.push(h('span', { className: 'file-chip' }, icon('paperclip'), `${this.file.name} (${fileSize(this.file.size)})`));
+    this.banner.hidden = parts.length === 0;
+    this.banner.replaceChildren(...parts, ...(parts.length > 0 ? [cancel] : []));
+    this.sendButton.textContent = this.editing ? 'Save' : 'Send';
+  }
+
+  /** A direct conversation with a block either way cannot be written to. */
+  renderComposerState(): void {
+    const partner = this.conversation() ? this.app.partner(this.conversation()!) : null;
+    const blocked = partner !== null && this.app.messagingBlocked.has(partner.id);
+    this.blockedNote.hidden = !blocked;
+    this.blockedNote.textContent = !blocked
+      ? ''
+      : this.app.blockedByMe.has(partner.id)
+        ? `You blocked ${this.app.displayName(partner)}. Unblock them to send messages.`
+        : `You can’t message ${this.app.displayName(partner)}.`;
+    this.input.disabled = blocked;
+    this.sendButton.disabled = blocked;
+    this.fileInput.disabled = blocked;
+  }
+
+  // ---- group changes ---------------------------------------------------------------------------------------
+
+  private participantsChanged(event: GroupParticipantsChangedEvent): void {
+    const before = this.conversation();
+    const names = event.target_user_ids.map((i) => this.app.nameOf(i, before ? { ...before, participants_preview: [...before.participants_preview, ...event.participants_preview] } : undefined));
+    const actor = event.actor_user_id === this.app.me.id ? 'You' : this.app.nameOf(event.actor_user_id, before);
+    const selfAction = event.target_user_ids.length === 1 && event.target_user_ids[0] === event.actor_user_id;
+    const text =
+      event.change_type === 'added'
+        ? `${actor} added ${names.join(', ')}`
+        : event.change_type === 'removed'
+          ? selfAction
+            ? `${names[0]} left`
+            : `${actor} removed ${names.join(', ')}`
+          : event.target_user_ids
+              .map((userId) => {
+                const role = event.participants_preview.find((p) => p.id === userId)?.role;
+                return role ? `${this.app.nameOf(userId, before)} is now ${{ owner: 'the owner', admin: 'an admin', member: 'a member' }[role]}` : `${this.app.nameOf(userId, before)}’s role changed`;
+              })
+              .join('; ');
+    this.app.patchConversation(this.id, { participant_count: event.participant_count, participants_preview: event.participants_preview });
+    this.list.append(h('li', { className: 'system-note' }, text));
+    announce(text);
+    this.scrollToBottom();
+  }
+
+  // ---- rendering -------------------------------------------------------------------------------------------
+
+  renderHeader(): void {
+    const conversation = this.conversation();
+    const back = h('button', { type: 'button', className: 'icon-button back', 'aria-label': 'Back to conversations' }, '‹');
+    back.addEventListener('click', () => this.app.back());
+    if (!conversation) {
+      this.header.replaceChildren(back, h('h2', { id: 'thread-title' }, 'Loading…'));
+      return;
+    }
+    const partner = this.app.partner(conversation);
+    const online = partner ? (this.app.online.get(partner.id) ?? false) : null;
+    const subtitle = partner
+      ? online
+        ? 'Online'
+        : 'Offline'
+      : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.app.me.id ? 'you' : this.app.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
+    const actions: HTMLElement[] = [];
+    if (conversation.type === 'group') {
+      const settings = h('button', { type: 'button', className: 'secondary', id: 'group-settings' }, 'Group settings');
+      settings.addEventListener('click', () => groupSettingsDialog(this.app, this.id));
+      actions.push(settings);
+    } else if (partner) {
+      const blocked = this.app.blockedByMe.has(partner.id);
+      const toggle = h('button', { type: 'button', className: blocked ? 'secondary' : 'secondary danger-text', id: 'block-toggle' }, blocked ? 'Unblock' : 'Block');
+      toggle.addEventListener('click', () => void this.toggleBlock(partner.id, partner.name, blocked));
+      actions.push(toggle);
+    }
+    this.header.replaceChildren(
+      back,
+      avatar(this.app.title(conversation), conversation.type === 'group' ? conversation.id + 7 : (partner?.id ?? conversation.id), { online }),
+      h('div', { className: 'thread-heading' }, h('h2', { id: 'thread-title' }, this.app.title(conversation)), h('p', { className: 'subtitle', id: 'thread-subtitle' }, subtitle)),
+      h('div', { className: 'thread-actions' }, ...actions),
+    );
+  }
+
+  private async toggleBlock(userId: number, name: string, blocked: boolean): Promise<void> {
+    try {
+      if (blocked) {
+        const { data } = await this.app.api.delete<{ data: { messaging_blocked_user_ids: number[] } }>(`/blocks/${userId}`);
+        this.app.applyBlocks(data.messaging_blocked_user_ids, userId, false);
+        toast(`You unblocked ${name || `User ${userId}`}.`, 'info');
+      } else {
+        if (!(await confirmAction(`Block ${name || `User ${userId}`}? Neither of you can send direct messages until you unblock them. Groups are not affected.`, 'Block'))) return;
+        const { data } = await this.app.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
+        this.app.applyBlocks(data.messaging_blocked_user_ids, userId, true);
+        toast(`You blocked ${name || `User ${userId}`}.`, 'info');
+      }
+    } catch (err) {
+      toast(describeError(err));
+    }
+  }
+
+  private renderList(): void {
+    this.list.replaceChildren(...this.ids.map((i) => this.renderMessage(this.messages.get(i)!)));
+    this.olderButton.hidden = this.olderCursor === null;
+    this.emptyNote.hidden = this.ids.length > 0;
+    this.renderReceipts();
+  }
+
+  private renderMessage(m: Message): HTMLElement {
+    const conversation = this.conversation();
+    const mine = m.sender.id === this.app.me.id;
+    const myRole = conversation?.participants_preview.find((p) => p.id === this.app.me.id)?.role ?? 'member';
+    const canDelete = mine || (conversation?.type === 'group' && myRole !== 'member');
+
+    const bubble = h('div', { className: 'bubble' });
+    if (!mine && conversation?.type === 'group') bubble.append(h('p', { className: 'sender' }, this.app.displayName(m.sender)));
+    if (m.forwarded_from) bubble.append(h('p', { className: 'forwarded' }, icon('forward'), `Forwarded from ${this.app.displayName(m.forwarded_from.sender)}`));
+    if (m.reply_to) {
+      const quote = h(
+        'button',
+        { type: 'button', className: 'reply-quote', 'aria-label': `In reply to ${this.app.displayName(m.reply_to.sender)}: ${m.reply_to.deleted ? 'deleted message' : (m.reply_to.body ?? 'attachment')}` },
+        h('strong', {}, this.app.displayName(m.reply_to.sender)),
+        h('span', {}, m.reply_to.deleted ? 'Deleted message' : truncate(m.reply_to.body ?? 'Attachment', 120)),
+      );
+      const target = m.reply_to.id;
+      quote.addEventListener('click', () => {
+        const original = this.list.querySelector<HTMLElement>(`#message-${target}`);
+        original?.scrollIntoView({ block: 'center', behavior: 'smooth' });
+        original?.focus();
+      });
+      bubble.append(quote);
+    }
+    if (m.attachment) bubble.append(this.renderAttachment(m.attachment));
+    if (m.body) bubble.append(h('p', { className: 'body' }, m.body));
+    bubble.append(
+      h(
+        'p',
+        { className: 'meta' },
+        h('time', { datetime: m.created_at, title: longTime(m.created_at) }, shortTime(m.created_at)),
+        m.edited_at ? h('span', { className: 'edited', title: longTime(m.edited_at) }, ' · edited') : null,
+      ),
+    );
+
+    const action = (label: string, handler: () => void, className = '') => {
+      const button = h('button', { type: 'button', className: `action ${className}`, 'aria-label': `${label} message from ${this.app.displayName(m.sender)}` }, label);
+      button.addEventListener('click', handler);
+      return button;
+    };
+    const actions = h(
+      'div',
+      { className: 'actions' },
+      action('Reply', () => {
+        this.editing = null;
+        this.replyTo = m;
+        this.renderBanner();
+        this.input.focus();
+      }),
+      action('Forward', () => forwardDialog(this.app, m, (copies) => copies.forEach((c) => this.upsert(c)))),
+      mine
+        ? action('Edit', () => {
+            this.replyTo = null;
+            this.editing = m;
+            this.input.value = m.body ?? '';
+            this.autosize();
+            this.renderBanner();
+            this.input.focus();
+          })
+        : null,
+      canDelete ? action('Delete', () => void this.deleteMessage(m), 'danger-text') : null,
+    );
+    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, actions);
+  }
+
+  private async deleteMessage(m: Message): Promise<void> {
+    if (!(await confirmAction('Delete this message for everyone?', 'Delete'))) return;
+    try {
+      await this.app.api.delete(`/messages/${m.id}`);
+      this.remove(m.id);
+      void this.app.refreshConversation(this.id); // the inbox's last message may have changed
+      this.input.focus();
+    } catch (err) {
+      toast(describeError(err));
+    }
+  }
+
+  private renderAttachment(attachment: NonNullable<Message['attachment']>): HTMLElement {
+    const box = h('div', { className: 'attachment' });
+    const label = `${attachment.name} (${fileSize(attachment.size)})`;
+    const kind = attachment.mime_type.split('/')[0];
+    if (kind === 'image' || kind === 'video' || kind === 'audio') {
+      const media =
+        kind === 'image'
+          ? h('img', { alt: attachment.name, className: 'attachment-image', decoding: 'async' })
+          : h(kind as 'video' | 'audio', { controls: true, className: 'attachment-media', 'aria-label': attachment.name });
+      box.append(media, h('span', { className: 'attachment-name' }, label));
+      this.objectUrl(attachment).then(
+        (url) => ((media as HTMLImageElement).src = url),
+        (err: unknown) => box.append(h('span', { className: 'form-error' }, describeError(err))),
+      );
+      if (kind === 'image') {
+        media.addEventListener('load', () => {
+          if (this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 400) this.scrollToBottom();
+        });
+      }
+    } else {
+      const download = h('button', { type: 'button', className: 'file-button' }, icon('paperclip'), label);
+      download.addEventListener('click', async () => {
+        try {
+          const link = h('a', { href: await this.objectUrl(attachment), download: attachment.name });
+          link.click();
+        } catch (err) {
+          toast(describeError(err));
+        }
+      });
+      box.append(download);
+    }
+    return box;
+  }
+
+  /** Attachments need the bearer token: fetched once, shown through an object URL, revoked when the view closes. */
+  private objectUrl(attachment: NonNullable<Message['attachment']>): Promise<string> {
+    let url = this.attachmentUrls.get(attachment.id);
+    if (!url) {
+      url = this.app.api.blob(attachment.url).then((blob) => URL.createObjectURL(blob));
+      url.catch(() => this.attachmentUrls.delete(attachment.id));
+      this.attachmentUrls.set(attachment.id, url);
+    }
+    return url;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function excerpt(m: Message): string {
+  return truncate(m.body ?? (m.attachment ? `Attachment: ${m.attachment.name}` : ''), 80);
+}

@@ -1,0 +1,125 @@
+// The API's resources and the real-time event payloads (docs/api.md, docs/events.md), as the client uses them.
+
+export interface User {
+  id: number;
+  name: string;
+  avatar_url: string | null;
+}
+
+export type Role = 'owner' | 'admin' | 'member';
+
+export interface Participant extends User {
+  role: Role;
+}
+
+export interface Attachment {
+  id: number;
+  name: string;
+  mime_type: string;
+  size: number;
+  /** Relative to the server; needs the bearer token. */
+  url: string;
+}
+
+export interface ReplyPreview {
+  id: number;
+  body: string | null;
+  sender: User;
+  deleted: boolean;
+}
+
+export interface ForwardedFrom {
+  message_id: number;
+  conversation_id: number;
+  sender: User;
+}
+
+export interface Message {
+  id: number;
+  conversation_id: number;
+  body: string | null;
+  attachment: Attachment | null;
+  sender: User;
+  reply_to: ReplyPreview | null;
+  forwarded_from: ForwardedFrom | null;
+  created_at: string;
+  /** Absent from MessageSent, null until edited. */
+  edited_at?: string | null;
+}
+
+export interface Conversation {
+  id: number;
+  type: 'direct' | 'group';
+  name: string | null;
+  avatar_url: string | null;
+  participant_count: number;
+  participants_preview: Participant[];
+  last_message: Message | null;
+  unread_count: number;
+  last_read_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Presence {
+  user_id: number;
+  is_online: boolean;
+  last_seen_at: string | null;
+}
+
+export interface Paged<T> {
+  data: T[];
+  meta: { next_cursor: string | null };
+}
+
+/** GET /api/chat/v1/client-config */
+export interface ClientConfig {
+  app_key: string;
+  /** null: the page's own host and port. */
+  ws_host: string | null;
+  ws_port: number | null;
+  force_tls: boolean;
+  /** false when the server runs without its socket server (BROADCAST_DRIVER=log). */
+  realtime: boolean;
+  /** CHAT_DEMO=1: POST /demo/token signs in by user id and name. */
+  demo: boolean;
+}
+
+// Event payloads.
+export interface MessageDeletedEvent {
+  id: number;
+  conversation_id: number;
+}
+export interface ConversationReadEvent {
+  conversation_id: number;
+  user_id: number;
+  read_at: string;
+}
+export interface UserTypingEvent {
+  conversation_id: number;
+  user_id: number;
+  is_typing: boolean;
+}
+export interface GroupParticipantsChangedEvent {
+  conversation_id: number;
+  change_type: 'added' | 'removed' | 'role_changed';
+  actor_user_id: number;
+  target_user_ids: number[];
+  participant_count: number;
+  participants_preview: Participant[];
+}
+export interface UserPresenceChangedEvent {
+  user_id: number;
+  is_online: boolean;
+}
+export interface UserBlockChangedEvent {
+  blocker_id: number;
+  blocked_user_id: number;
+  blocked: boolean;
+  messaging_blocked_user_ids: number[];
+}
+export interface GroupMembershipRevokedEvent {
+  conversation_id: number;
+  user_id: number;
+  reason: 'removed' | 'left' | 'group_deleted';
+}
