@@ -125,8 +125,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       clearInterval(sweep);
       typing.stop();
       const httpClosed = http.close(); // stops accepting at once; resolves when in-flight requests are done
-      await realtime?.close(4200);
-      await httpClosed;
+      // A keep-alive connection whose request finishes after this point is idle but open, and would hold the
+      // close until the client drops it (Fastify's keep-alive timeout is 72 s): close such connections as they idle.
+      const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
+      try {
+        await realtime?.close(4200);
+        await httpClosed;
+      } finally {
+        clearInterval(closeIdle);
+      }
       await redis?.close();
       await database.close();
     },
