@@ -2,6 +2,7 @@
 // fixtures (a direct conversation, a group, a message, an upload) made through the public API only.
 import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.js';
+import { requestJson } from '../support/http.js';
 
 /** Distinct user ids: every test takes its own, so tests sharing one app stay independent. */
 let lastUserId = 1000;
@@ -124,23 +125,7 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${app.api}${path}`, {
-    method,
-    headers: {
-      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON: keep the text */
-  }
-  return { status: response.status, body: parsed, headers: response.headers };
+  return requestJson(`${app.api}${path}`, { method, token, body, headers });
 }
 
 /** Uploads one file as multipart/form-data, the way a browser's FormData does. */

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTokenIssuer } from '../../src/http/auth.js';
+import { requestJson } from './http.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -92,21 +93,8 @@ export async function startTestApp(options: { database?: DatabaseKind; env?: Rec
     api,
     token,
     async request(userId, method, path, body, headers = {}) {
-      const auth: Record<string, string> = {};
-      if (userId !== null) auth.authorization = `Bearer ${tokens.get(userId) ?? (await token(userId))}`;
-      const response = await fetch(`${api}${path}`, {
-        method,
-        headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON: keep the text */
-      }
-      return { status: response.status, body: parsed, headers: response.headers };
+      const token_ = userId === null ? null : (tokens.get(userId) ?? (await token(userId)));
+      return requestJson(`${api}${path}`, { method, token: token_, body, headers });
     },
     async close() {
       await app.close();

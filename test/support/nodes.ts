@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createTokenIssuer } from '../../src/http/auth.js';
 import { ADMIN_DATABASE_URL, freshPostgres } from './app.js';
+import { requestJson } from './http.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -194,21 +195,8 @@ export class ParleyNode {
     headers: Record<string, string> = {},
     timeoutMs = 10_000,
   ): Promise<Response> {
-    const auth: Record<string, string> = userId === null ? {} : { authorization: `Bearer ${await this.token(userId)}` };
-    const response = await fetch(`${this.api}${path}`, {
-      method,
-      headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON: keep the text */
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
+    const token = userId === null ? null : await this.token(userId);
+    return requestJson(`${this.api}${path}`, { method, token, body, headers, timeoutMs });
   }
 
   /** Sends signal and waits for the exit (at most timeoutMs, then SIGKILL and an error); resolves with the exit code. */
