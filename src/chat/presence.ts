@@ -33,7 +33,7 @@ async function recordLastSeen(db: DB, userId: number, at: Date): Promise<void> {
 export interface PresenceService {
   heartbeat(ctx: ChatContext, actor: Actor): Promise<{ is_online: true }>;
   offline(ctx: ChatContext, actor: Actor): Promise<{ is_online: false }>;
-  /** Ends the users whose heartbeats stopped; run by a timer. */
+  /** Ends the users whose heartbeats stopped and announces it; run by a timer. Returns the users announced. */
   sweep(ctx: ChatContext): Promise<number[]>;
   get(ctx: ChatContext, actor: Actor, userIds: readonly number[]): Promise<PresenceResource[]>;
 }
@@ -55,11 +55,18 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
     async sweep(ctx) {
       const now = new Date();
       const expired = await tracker.expire(now.getTime());
+      const announced: number[] = [];
       for (const userId of expired) {
-        await recordLastSeen(ctx.db, userId, now);
-        await announce(ctx, userId, false);
+        try {
+          await recordLastSeen(ctx.db, userId, now);
+          await announce(ctx, userId, false);
+          announced.push(userId);
+        } catch {
+          // The database is away: put the user back as long expired, so a later sweep announces the offline.
+          await tracker.beat(userId, 0).catch(() => {});
+        }
       }
-      return expired;
+      return announced;
     },
     async get(ctx, actor, userIds) {
       const ids = [...new Set(userIds)];

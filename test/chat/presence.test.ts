@@ -1,0 +1,34 @@
+// The presence sweep, with the database away: an expiry it could not announce is kept for a later sweep.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import type { ChatContext } from '../../src/chat/context.js';
+import { createPresenceService } from '../../src/chat/presence.js';
+import { createRateLimiter } from '../../src/chat/rate-limits.js';
+import { loadConfig } from '../../src/config.js';
+import { createBroadcaster } from '../../src/events/broadcaster.js';
+import { memoryPresenceTracker } from '../../src/presence/tracker.js';
+import type { Schema } from '../../src/store/schema.js';
+
+test('an offline the sweep could not announce (database down) is announced by a later sweep, not lost', async () => {
+  // Port 1 on loopback: nothing listens, so every query fails as when PostgreSQL is down.
+  const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const sent: unknown[] = [];
+  const ctx: ChatContext = {
+    db,
+    broadcaster: createBroadcaster({ publish: (_c, _e, data) => void sent.push(data), unsubscribeUser: () => {} }, pino({ level: 'silent' })),
+    limits: loadConfig({ CHAT_JWT_SECRET: 'x', CHAT_SERVER_KEY: 'x', BROADCAST_APP_ID: '1', BROADCAST_APP_KEY: 'k', BROADCAST_APP_SECRET: 's' }).limits,
+    rateLimiter: createRateLimiter({ send: 0, typing: 0, heartbeat: 0, channel_auth: 0 }),
+  };
+  const tracker = memoryPresenceTracker(1_000);
+  const presence = createPresenceService(tracker);
+  await tracker.beat(7, Date.now() - 5_000);
+
+  assert.deepEqual(await presence.sweep(ctx), [], 'nothing could be announced');
+  assert.deepEqual(sent, []);
+  assert.deepEqual(await tracker.expire(), [7], 'the user is still due for an offline announcement');
+  await db.destroy();
+});
