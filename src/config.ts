@@ -34,6 +34,24 @@ export interface Config {
     readonly appKey: string;
     readonly appSecret: string;
     readonly activityTimeoutSeconds: number;
+    /** Largest WebSocket frame a client may send; a bigger one closes the socket with 1009. */
+    readonly maxMessageBytes: number;
+    /** Largest `data` of one event, from the HTTP API (413 above it) or a client event (4301). */
+    readonly maxEventBytes: number;
+    /** Largest HTTP API request body (/apps/{id}/events, batch_events): 413 above it. */
+    readonly maxApiBodyBytes: number;
+    /** Open sockets per node; more are refused with 4100 (pusher-js backs off and retries). */
+    readonly maxConnections: number;
+    readonly maxChannelsPerConnection: number;
+    /** Members of one presence channel; more are refused with subscription_error 403. */
+    readonly maxPresenceMembers: number;
+    /** Bytes waiting in one socket's send buffer before it is closed with 4100 (a client that stopped reading). */
+    readonly maxBufferedBytes: number;
+    /** client-* events on private and presence channels (Echo's whisper). */
+    readonly clientEvents: boolean;
+    readonly clientEventsPerSecond: number;
+    /** Origins allowed to open a socket (exact match, or "*" for any). Empty: any. */
+    readonly allowedOrigins: readonly string[];
   };
   readonly presenceTimeoutMs: number;
   readonly presenceSweepMs: number;
@@ -62,6 +80,11 @@ function int(env: Env, name: string, fallback: number): number {
 function str(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+/** A comma-separated list; empty or unset is []. */
+function list(env: Env, name: string): string[] {
+  return (str(env, name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 interface DevSecrets {
@@ -120,11 +143,21 @@ export function loadConfig(env: Env = process.env): Config {
       appKey: pick('appKey'),
       appSecret: pick('appSecret'),
       activityTimeoutSeconds: int(env, 'BROADCAST_ACTIVITY_TIMEOUT', 30),
+      maxMessageBytes: int(env, 'BROADCAST_MAX_MESSAGE_BYTES', 20_000),
+      maxEventBytes: int(env, 'BROADCAST_MAX_EVENT_BYTES', 10_240),
+      maxApiBodyBytes: int(env, 'BROADCAST_MAX_API_BODY_BYTES', 256 * 1024),
+      maxConnections: int(env, 'BROADCAST_MAX_CONNECTIONS', 50_000),
+      maxChannelsPerConnection: int(env, 'BROADCAST_MAX_CHANNELS_PER_CONNECTION', 1000),
+      maxPresenceMembers: int(env, 'BROADCAST_MAX_PRESENCE_MEMBERS', 100),
+      maxBufferedBytes: int(env, 'BROADCAST_MAX_BUFFERED_BYTES', 1024 * 1024),
+      clientEvents: (str(env, 'BROADCAST_CLIENT_EVENTS') ?? '1') !== '0',
+      clientEventsPerSecond: int(env, 'BROADCAST_CLIENT_EVENTS_PER_SECOND', 10),
+      allowedOrigins: list(env, 'BROADCAST_ALLOWED_ORIGINS'),
     }),
     presenceTimeoutMs: int(env, 'CHAT_PRESENCE_TIMEOUT_MS', 70_000),
     presenceSweepMs: int(env, 'CHAT_PRESENCE_SWEEP_MS', 5_000),
     typingTimeoutMs: int(env, 'CHAT_TYPING_TIMEOUT_MS', 8_000),
-    corsOrigins: (str(env, 'CHAT_CORS_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: list(env, 'CHAT_CORS_ORIGINS'),
     limits: Object.freeze({
       bodyMaxChars: int(env, 'CHAT_BODY_MAX_CHARS', 10_000),
       attachmentMaxBytes: int(env, 'CHAT_ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024),

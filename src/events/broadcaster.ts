@@ -5,7 +5,8 @@ import { EVENTS, channelsOf, type DomainEvent } from './catalog.js';
 
 /** Where frames go: the built-in socket server, other nodes, or an external Pusher server. */
 export interface Fanout {
-  publish(channels: readonly string[], event: string, data: unknown, exceptSocketId?: string): void | Promise<void>;
+  /** `data` is the event's payload as JSON text (what the Pusher HTTP API carries), encoded once by the caller. */
+  publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;
   /** Stop delivering channel to userId's sockets (a member removed from a group). */
   unsubscribeUser(channel: string, userId: string): void | Promise<void>;
 }
@@ -23,7 +24,7 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
       const pending = events.map(async (e) => {
         const broadcastAs = EVENTS[e.name].broadcastAs;
         try {
-          await fanout.publish(channelsOf(e), broadcastAs, e.payload, exceptSocketId);
+          await fanout.publish(channelsOf(e), broadcastAs, JSON.stringify(e.payload), exceptSocketId);
           onDispatched(broadcastAs);
         } catch (err) {
           // Delivery is at-most-once: the write is committed, clients catch up over HTTP.
@@ -47,7 +48,7 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
 /** BROADCAST_DRIVER=log: events are written to the log instead of sockets (debugging, or no real-time). */
 export function logFanout(logger: Logger): Fanout {
   return {
-    publish: (channels, event, data, exceptSocketId) => logger.info({ channels, event, data, exceptSocketId }, 'broadcast'),
+    publish: (channels, event, data, exceptSocketId) => logger.info({ channels, event, data: JSON.parse(data) as unknown, exceptSocketId }, 'broadcast'),
     unsubscribeUser: (channel, userId) => logger.info({ channel, userId }, 'unsubscribe user'),
   };
 }

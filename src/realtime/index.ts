@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ChannelRegistry } from './channels.js';
-import { encodeData, frameWithEncodedData } from './pusher/frames.js';
+import { frameWithEncodedData } from './pusher/frames.js';
 import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
 import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
@@ -35,6 +35,13 @@ export interface RealtimeOptions {
   logger: Logger;
 }
 
+/** What the Pusher HTTP API reports for one occupied channel (on this node). */
+export interface ChannelInfo {
+  readonly subscriptionCount: number;
+  /** Distinct users; presence channels only. */
+  readonly userCount?: number;
+}
+
 export interface RealtimeStats {
   connections: number;
   channels: number;
@@ -44,8 +51,12 @@ export interface RealtimeStats {
 export interface RealtimeServer {
   /** Call from the http server's 'upgrade' event. Returns false (and does nothing) if the path is not /app/... so the caller can destroy the socket. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
-  /** Deliver one event to every socket subscribed to each channel (full channel names, e.g. 'private-chat.user.7'), except the socket with exceptSocketId. `data` is a plain object; it is JSON-encoded once. */
-  publish(channels: readonly string[], event: string, data: unknown, exceptSocketId?: string): void;
+  /**
+   * Deliver one event to every socket subscribed to each channel (full channel names, e.g. 'private-chat.user.7'),
+   * except the socket with exceptSocketId. `data` is the payload as JSON text (or any string, as the Pusher HTTP
+   * API allows); the frame is built once per channel, never per socket.
+   */
+  publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void;
   /** Signature for the channel auth endpoint: returns "<appKey>:<hex>". */
   authorize(socketId: string, channelName: string): string;
   /** Called by the HTTP auth endpoint after it authorized userId for channelName on socketId: a later successful subscribe of that socket to that channel is recorded as belonging to userId. Entries not used within 60 s are forgotten (bounded memory). */
@@ -57,6 +68,14 @@ export interface RealtimeServer {
    * endpoint. Only subscriptions recorded through rememberSubscriber are known to belong to a user.
    */
   unsubscribeUser(channelName: string, userId: string): void | Promise<void>;
+  /** Occupancy of one channel on this node; undefined when nobody is subscribed. */
+  channelInfo(channel: string): ChannelInfo | undefined;
+  /** Occupied channels on this node whose names start with `prefix` (all when omitted). */
+  channelList(prefix?: string): Map<string, ChannelInfo>;
+  /** Ids of the users present on a presence channel on this node, in join order. */
+  presenceUserIds(channel: string): string[];
+  /** Close every socket signed in (pusher:signin) as userId with 4009, so pusher-js does not reconnect. Returns how many. */
+  terminateUserConnections(userId: string): number;
   stats(): RealtimeStats;
   /** Close every socket with the given code (default 4200, so clients reconnect) and stop accepting. */
   close(code?: number): Promise<void>;
@@ -114,7 +133,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       let encodedData: string | undefined; // once per event, and only if someone listens
       for (const channel of channels) {
         if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
-        encodedData ??= encodeData(data);
+        encodedData ??= JSON.stringify(data);
         // once per channel, then the same bytes to every socket (no per-socket encoding)
         const frame = Buffer.from(frameWithEncodedData(event, encodedData, channel));
         registry.broadcast(channel, frame, exceptSocketId);

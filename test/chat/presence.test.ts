@@ -19,7 +19,7 @@ test('an offline the sweep could not announce (database down) is announced by a 
   const sent: unknown[] = [];
   const ctx: ChatContext = {
     db,
-    broadcaster: createBroadcaster({ publish: (_c, _e, data) => void sent.push(data), unsubscribeUser: () => {} }, pino({ level: 'silent' })),
+    broadcaster: createBroadcaster({ publish: (_c, _e, data) => void sent.push(JSON.parse(data)), unsubscribeUser: () => {} }, pino({ level: 'silent' })),
     limits: loadConfig({ CHAT_JWT_SECRET: 'x', CHAT_SERVER_KEY: 'x', BROADCAST_APP_ID: '1', BROADCAST_APP_KEY: 'k', BROADCAST_APP_SECRET: 's' }).limits,
     rateLimiter: createRateLimiter({ send: 0, typing: 0, heartbeat: 0, channel_auth: 0 }),
   };

@@ -377,7 +377,7 @@ describe('publishing', () => {
       assert.equal(await client.next(), succeeded(channel));
     }
     const [sender, r1, r2] = clients;
-    h.rt.publish([channel], 'MessageSent', { id: 1, body: 'hé "quoted"' }, sender!.socketId);
+    h.rt.publish([channel], 'MessageSent', JSON.stringify({ id: 1, body: 'hé "quoted"' }), sender!.socketId);
 
     const expected = `{"event":"MessageSent","channel":"${channel}","data":${JSON.stringify(JSON.stringify({ id: 1, body: 'hé "quoted"' }))}}`;
     const [f1, f2] = await Promise.all([r1!.client.next(), r2!.client.next()]);
@@ -393,7 +393,7 @@ describe('publishing', () => {
       client.subscribe(channel);
       await client.next();
     }
-    h.rt.publish(['a', 'b', 'nobody-here'], 'Ping', {});
+    h.rt.publish(['a', 'b', 'nobody-here'], 'Ping', JSON.stringify({}));
     assert.deepEqual([JSON.parse(await client.next()).channel, JSON.parse(await client.next()).channel], ['a', 'b']);
     await client.assertNextIsPong();
   });
@@ -405,14 +405,14 @@ describe('publishing', () => {
     await client.next();
     client.send({ event: 'pusher:unsubscribe', data: { channel: 'news' } });
     await client.assertNextIsPong(); // unsubscribe has no answer; the pong proves it was processed
-    h.rt.publish(['news'], 'Headline', { n: 1 });
+    h.rt.publish(['news'], 'Headline', JSON.stringify({ n: 1 }));
     await client.assertNextIsPong();
     assert.equal(h.rt.stats().subscriptions, 0);
   });
 
   test('publish refuses reserved pusher event names', async () => {
     const h = await start();
-    assert.throws(() => h.rt.publish(['news'], 'pusher_internal:subscription_succeeded', {}), TypeError);
+    assert.throws(() => h.rt.publish(['news'], 'pusher_internal:subscription_succeeded', JSON.stringify({})), TypeError);
   });
 });
 
@@ -435,8 +435,8 @@ describe('dropping a user', () => {
     const bob = await subscribeAs('bob');
 
     h.rt.unsubscribeUser(channel, 'alice');
-    h.rt.publish([channel], 'MessageSent', { id: 2 });
-    h.rt.publish([marker], 'Marker', {});
+    h.rt.publish([channel], 'MessageSent', JSON.stringify({ id: 2 }));
+    h.rt.publish([marker], 'Marker', JSON.stringify({}));
 
     // Frames arrive in order, so the marker coming first proves MessageSent was not sent.
     for (const alice of [alicePhone, aliceLaptop]) assert.equal(JSON.parse(await alice.client.next()).event, 'Marker');
@@ -453,7 +453,7 @@ describe('dropping a user', () => {
     client.subscribe(channel, h.rt.authorize(socketId, channel));
     await client.next();
     h.rt.unsubscribeUser(channel, 'alice');
-    h.rt.publish([channel], 'MessageSent', { id: 3 });
+    h.rt.publish([channel], 'MessageSent', JSON.stringify({ id: 3 }));
     assert.equal(JSON.parse(await client.next()).event, 'MessageSent');
   });
 });
@@ -493,7 +493,7 @@ describe('keepalive, limits and shutdown', () => {
     await client.next();
     // The client shares our event loop, so it cannot read while this loop runs.
     const payload = { blob: 'x'.repeat(64 * 1024) };
-    for (let i = 0; i < 400; i++) h.rt.publish(['firehose'], 'Blob', payload);
+    for (let i = 0; i < 400; i++) h.rt.publish(['firehose'], 'Blob', JSON.stringify(payload));
     const { code } = await client.closed;
     assert.equal(code, 4100);
     await waitFor(() => h.rt.stats().connections === 0);
@@ -529,7 +529,7 @@ describe('real clients', () => {
     await new Promise<void>((resolve) => channel.bind('pusher:subscription_succeeded', () => resolve()));
     assert.match(pusher.connection.socket_id, SOCKET_ID);
     const received = new Promise<unknown>((resolve) => channel.bind('MessageSent', resolve));
-    h.rt.publish(['private-chat.conversation.5'], 'MessageSent', { id: 5, body: 'hello' });
+    h.rt.publish(['private-chat.conversation.5'], 'MessageSent', JSON.stringify({ id: 5, body: 'hello' }));
     assert.deepEqual(await received, { id: 5, body: 'hello' });
   });
 
@@ -562,7 +562,7 @@ describe('real clients', () => {
     let senderGot = 0;
     channels[0]!.bind('MessageSent', () => senderGot++);
     const received = new Promise((resolve) => channels[1]!.bind('MessageSent', resolve));
-    h.rt.publish(['private-chat.conversation.6'], 'MessageSent', { id: 6 }, sender.connection.socket_id);
+    h.rt.publish(['private-chat.conversation.6'], 'MessageSent', JSON.stringify({ id: 6 }), sender.connection.socket_id);
     assert.deepEqual(await received, { id: 6 });
     assert.equal(senderGot, 0);
   });
@@ -572,7 +572,7 @@ describe('real clients', () => {
     const echo = new Echo({ broadcaster: 'pusher', client: pusherClient(h) });
     const received = new Promise<unknown>((resolve) => {
       echo.private('chat.conversation.8').subscribed(() => {
-        h.rt.publish(['private-chat.conversation.8'], 'MessageSent', { id: 8 });
+        h.rt.publish(['private-chat.conversation.8'], 'MessageSent', JSON.stringify({ id: 8 }));
       }).listen('.MessageSent', resolve);
     });
     assert.deepEqual(await received, { id: 8 });

@@ -9,7 +9,7 @@ import type { RealtimeServer } from '../index.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
 
 type Message =
-  | { node: string; kind: 'event'; channels: readonly string[]; event: string; data: unknown; except?: string }
+  | { node: string; kind: 'event'; channels: readonly string[]; event: string; data: string; except?: string }
   | { node: string; kind: 'unsubscribe'; channel: string; userId: string };
 
 export function redisFanout(redis: RedisConnections, local: RealtimeServer, logger: Logger): Fanout & { start(): Promise<void> } {
