@@ -7,7 +7,7 @@ import { createRateLimiter } from './chat/rate-limits.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases } from './chat/typing.js';
 import type { Config } from './config.js';
 import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.js';
-import { CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
+import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { createMetrics } from './ops/metrics.js';
@@ -43,6 +43,19 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
           appKey,
           appSecret,
           activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds,
+          maxMessageBytes: config.broadcast.maxMessageBytes,
+          maxBufferedBytes: config.broadcast.maxBufferedBytes,
+          maxConnections: config.broadcast.maxConnections,
+          maxChannelsPerConnection: config.broadcast.maxChannelsPerConnection,
+          maxPresenceMembers: config.broadcast.maxPresenceMembers,
+          allowedOrigins: config.broadcast.allowedOrigins,
+          clientEvents: {
+            enabled: config.broadcast.clientEvents,
+            perSecond: config.broadcast.clientEventsPerSecond,
+            maxDataBytes: config.broadcast.maxEventBytes,
+          },
+          // Chat traffic goes through the HTTP API, where it is authorized, rate limited and blocked users are refused.
+          serverOwnedChannelPrefixes: [CHAT_CHANNEL_PREFIX],
           revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX],
           ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
           logger: logger.child({ component: 'realtime' }),

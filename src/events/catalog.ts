@@ -51,9 +51,11 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   GroupMembershipRevoked: { broadcastAs: 'GroupMembershipRevoked', channel: 'user' },
 };
 
-export const CONVERSATION_CHANNEL_PREFIX = 'private-chat.conversation.';
+/** Every chat channel's name starts with this: Echo's private('chat.…'). */
+export const CHAT_CHANNEL_PREFIX = 'private-chat.';
+export const CONVERSATION_CHANNEL_PREFIX = `${CHAT_CHANNEL_PREFIX}conversation.`;
 export const conversationChannel = (conversationId: number): string => `${CONVERSATION_CHANNEL_PREFIX}${conversationId}`;
-export const userChannel = (userId: number): string => `private-chat.user.${userId}`;
+export const userChannel = (userId: number): string => `${CHAT_CHANNEL_PREFIX}user.${userId}`;
 
 /** One event to deliver: a name from the table, the ids whose channels receive it, and its payload. */
 export interface DomainEvent<N extends EventName = EventName> {

@@ -1,6 +1,7 @@
 // In-memory channel registry: channel name → the connections subscribed to it, each with the user
-// id that was authorized for that subscription (when known). This is the local fan-out; it knows
-// nothing about the Pusher wire format beyond "send this frame".
+// id that was authorized for that subscription (when known), and for presence channels the roster of
+// members (a user with several tabs is one member). This is the local fan-out; it knows nothing about
+// the Pusher wire format beyond "send this frame".
 
 /** What the registry needs from a connection (Connection satisfies it; tests use fakes). */
 export interface Subscriber {
@@ -10,10 +11,41 @@ export interface Subscriber {
   send(frame: string | Buffer): boolean;
 }
 
+/** One member of a presence channel, as the Pusher protocol shows it. */
+export interface PresenceMember {
+  readonly userId: string;
+  /** The `user_info` of the member's first connection (later tabs do not change it). */
+  readonly info: unknown;
+}
+
+/** What a presence subscription looks like to the clients: `pusher_internal:subscription_succeeded`'s `presence`. */
+export interface PresenceSnapshot {
+  readonly ids: string[];
+  readonly hash: Record<string, unknown>;
+  readonly count: number;
+}
+
+export interface RegistryEvents {
+  /** A user's last connection left a presence channel (unsubscribe, close, or dropped by the server). */
+  memberRemoved(channel: string, userId: string): void;
+}
+
+interface RosterEntry {
+  readonly info: unknown;
+  connections: number;
+}
+
 export class ChannelRegistry {
   /** channel → (subscriber → authorized user id, or undefined for a public/unattributed subscription). */
   private readonly channels = new Map<string, Map<Subscriber, string | undefined>>();
+  /** presence channel → user id → member; insertion order is join order. */
+  private readonly rosters = new Map<string, Map<string, RosterEntry>>();
   private subscriptionCount = 0;
+  private readonly events: RegistryEvents;
+
+  constructor(events: RegistryEvents = { memberRemoved: () => {} }) {
+    this.events = events;
+  }
 
   /** Adds (or re-records) a subscription. Subscribing twice is harmless; a known user id replaces an unknown one. */
   subscribe(subscriber: Subscriber, channel: string, userId?: string): void {
@@ -31,13 +63,37 @@ export class ChannelRegistry {
     }
   }
 
+  /**
+   * Subscribes to a presence channel as `member`. Returns true when this is the user's first connection
+   * on the channel (the others must be told: member_added). Subscribing the same socket twice counts once.
+   */
+  join(subscriber: Subscriber, channel: string, member: PresenceMember): boolean {
+    if (this.isSubscribed(subscriber, channel)) return false;
+    this.subscribe(subscriber, channel, member.userId);
+    let roster = this.rosters.get(channel);
+    if (roster === undefined) {
+      roster = new Map();
+      this.rosters.set(channel, roster);
+    }
+    const entry = roster.get(member.userId);
+    if (entry !== undefined) {
+      entry.connections++;
+      return false;
+    }
+    roster.set(member.userId, { info: member.info, connections: 1 });
+    return true;
+  }
+
   /** Returns whether the subscriber was subscribed. */
   unsubscribe(subscriber: Subscriber, channel: string): boolean {
     const members = this.channels.get(channel);
-    if (members === undefined || !members.delete(subscriber)) return false;
+    if (members === undefined || !members.has(subscriber)) return false;
+    const userId = members.get(subscriber);
+    members.delete(subscriber);
     this.subscriptionCount--;
     subscriber.channels.delete(channel);
     if (members.size === 0) this.channels.delete(channel);
+    if (userId !== undefined) this.leaveRoster(channel, userId);
     return true;
   }
 
@@ -51,12 +107,16 @@ export class ChannelRegistry {
    * Linear in the channel's subscribers: this runs when a member leaves a group, not per message.
    */
   unsubscribeUser(channel: string, userId: string): number {
+    return this.subscribersOf(channel, userId).filter((subscriber) => this.unsubscribe(subscriber, channel)).length;
+  }
+
+  /** The subscribers of `channel` recorded as `userId`'s. */
+  subscribersOf(channel: string, userId: string): Subscriber[] {
     const members = this.channels.get(channel);
-    if (members === undefined) return 0;
-    const dropped: Subscriber[] = [];
-    for (const [subscriber, owner] of members) if (owner === userId) dropped.push(subscriber);
-    for (const subscriber of dropped) this.unsubscribe(subscriber, channel);
-    return dropped.length;
+    if (members === undefined) return [];
+    const found: Subscriber[] = [];
+    for (const [subscriber, owner] of members) if (owner === userId) found.push(subscriber);
+    return found;
   }
 
   /**
@@ -89,7 +149,46 @@ export class ChannelRegistry {
     return this.channels.get(channel)?.get(subscriber);
   }
 
+  subscriptionCountOf(channel: string): number {
+    return this.channels.get(channel)?.size ?? 0;
+  }
+
+  /** Distinct members of a presence channel. */
+  memberCount(channel: string): number {
+    return this.rosters.get(channel)?.size ?? 0;
+  }
+
+  isMember(channel: string, userId: string): boolean {
+    return this.rosters.get(channel)?.has(userId) ?? false;
+  }
+
+  presence(channel: string): PresenceSnapshot {
+    const roster = this.rosters.get(channel);
+    const ids: string[] = [];
+    const hash: Record<string, unknown> = {};
+    for (const [userId, entry] of roster ?? []) {
+      ids.push(userId);
+      hash[userId] = entry.info;
+    }
+    return { ids, hash, count: ids.length };
+  }
+
+  /** Occupied channel names, in no particular order. */
+  channelNames(): IterableIterator<string> {
+    return this.channels.keys();
+  }
+
   stats(): { channels: number; subscriptions: number } {
     return { channels: this.channels.size, subscriptions: this.subscriptionCount };
+  }
+
+  private leaveRoster(channel: string, userId: string): void {
+    const roster = this.rosters.get(channel);
+    const entry = roster?.get(userId);
+    if (roster === undefined || entry === undefined) return;
+    if (--entry.connections > 0) return;
+    roster.delete(userId);
+    if (roster.size === 0) this.rosters.delete(channel);
+    this.events.memberRemoved(channel, userId);
   }
 }

@@ -9,7 +9,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ChannelRegistry } from './channels.js';
-import { frameWithEncodedData } from './pusher/frames.js';
+import { channelTypeOf } from './pusher/channel-types.js';
+import { deliverClientEvent, type ClientEventDelivery } from './pusher/client-events.js';
+import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
+import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
 import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
 import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
@@ -24,6 +27,16 @@ export interface RealtimeOptions {
   pongTimeoutSeconds?: number;
   /** Subscriptions one socket may hold; more are refused with subscription_error (429). Default 1000. */
   maxChannelsPerConnection?: number;
+  /** Open sockets on this node; more are refused with 4100. Default 50,000. */
+  maxConnections?: number;
+  /** Distinct users on one presence channel; more are refused with subscription_error (403). Default 100. */
+  maxPresenceMembers?: number;
+  /** Origins allowed to open a socket (exact match, "*" for any). Default: any. */
+  allowedOrigins?: readonly string[];
+  /** client-* events (Echo's whisper). Default: enabled, 10 per second per connection, data up to 10 KiB. */
+  clientEvents?: { enabled?: boolean; perSecond?: number; maxDataBytes?: number };
+  /** Channels whose traffic belongs to the server (Parley's chat channels): client events there are refused. */
+  serverOwnedChannelPrefixes?: readonly string[];
   /**
    * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
    * authorization recorded by rememberSubscriber within the last 60 s, so an old signature cannot
@@ -68,6 +81,10 @@ export interface RealtimeServer {
    * endpoint. Only subscriptions recorded through rememberSubscriber are known to belong to a user.
    */
   unsubscribeUser(channelName: string, userId: string): void | Promise<void>;
+  /** Delivers a client event that another node received, to this node's subscribers (never back to its sender). */
+  deliverClientEvent(event: ClientEventDelivery): void;
+  /** Where client events received by this node go after local delivery (other nodes); one relay. */
+  relayClientEventsTo(relay: (event: ClientEventDelivery) => void): void;
   /** Occupancy of one channel on this node; undefined when nobody is subscribed. */
   channelInfo(channel: string): ChannelInfo | undefined;
   /** Occupied channels on this node whose names start with `prefix` (all when omitted). */
@@ -87,6 +104,10 @@ const DEFAULTS = {
   maxMessageBytes: 10_000,
   maxBufferedBytes: 4 * 1024 * 1024,
   maxChannelsPerConnection: 1000,
+  maxConnections: 50_000,
+  maxPresenceMembers: 100,
+  clientEventsPerSecond: 10,
+  clientEventMaxDataBytes: 10_240,
 } as const;
 
 /** How long an authorization waits for its subscribe before rememberSubscriber forgets it. */
@@ -101,9 +122,18 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     maxMessageBytes: positive('maxMessageBytes', options.maxMessageBytes),
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes),
     maxChannelsPerConnection: positive('maxChannelsPerConnection', options.maxChannelsPerConnection),
+    maxConnections: positive('maxConnections', options.maxConnections),
+    maxPresenceMembers: positive('maxPresenceMembers', options.maxPresenceMembers),
+    clientEventsPerSecond: positive('clientEventsPerSecond', options.clientEvents?.perSecond),
+    clientEventMaxDataBytes: positive('clientEventMaxDataBytes', options.clientEvents?.maxDataBytes),
   };
   const logger = options.logger.child({ component: 'realtime' });
-  const registry = new ChannelRegistry();
+  let relayClientEvent: ((e: ClientEventDelivery) => void) | undefined;
+  const registry = new ChannelRegistry({
+    memberRemoved(channel, userId) {
+      registry.broadcast(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
+    },
+  });
   const remembered = options.ledger ?? new RememberedSubscribers(REMEMBER_TTL_MS);
   const server = new PusherServer({
     appKey,
@@ -111,6 +141,8 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     pongTimeoutSeconds: settings.pongTimeoutSeconds,
     maxMessageBytes: settings.maxMessageBytes,
     maxBufferedBytes: settings.maxBufferedBytes,
+    maxConnections: settings.maxConnections,
+    allowedOrigins: options.allowedOrigins ?? [],
     logger,
     handlers: {
       appKey,
@@ -118,10 +150,24 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       registry,
       remembered,
       maxChannelsPerConnection: settings.maxChannelsPerConnection,
+      maxPresenceMembers: settings.maxPresenceMembers,
       revocableChannelPrefixes: options.revocableChannelPrefixes ?? [],
+      clientEvents: {
+        enabled: options.clientEvents?.enabled ?? true,
+        perSecond: settings.clientEventsPerSecond,
+        maxDataBytes: settings.clientEventMaxDataBytes,
+        refusedChannelPrefixes: options.serverOwnedChannelPrefixes ?? [],
+        relay: (e) => relayClientEvent?.(e),
+      },
       logger,
     },
   });
+
+  function channelInfo(channel: string): ChannelInfo | undefined {
+    const subscriptionCount = registry.subscriptionCountOf(channel);
+    if (subscriptionCount === 0) return undefined;
+    return channelTypeOf(channel) === 'presence' ? { subscriptionCount, userCount: registry.memberCount(channel) } : { subscriptionCount };
+  }
 
   return {
     handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
@@ -150,6 +196,29 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       await remembered.forgetUser(channelName, userId); // an authorization not yet used is void too
     },
 
+    deliverClientEvent: (e) => deliverClientEvent(registry, e),
+
+    relayClientEventsTo(relay) {
+      relayClientEvent = relay;
+    },
+
+    channelInfo,
+
+    channelList(prefix = '') {
+      const list = new Map<string, ChannelInfo>();
+      for (const channel of registry.channelNames()) {
+        // Users' own #server-to-user channels are not channels an app lists (as on Pusher).
+        if (!channel.startsWith(prefix) || channel.startsWith(SERVER_TO_USER_PREFIX)) continue;
+        const info = channelInfo(channel);
+        if (info !== undefined) list.set(channel, info);
+      }
+      return list;
+    },
+
+    presenceUserIds: (channel) => registry.presence(channel).ids,
+
+    terminateUserConnections: (userId) => server.terminateUser(userId),
+
     stats: () => ({ connections: server.connectionCount, ...registry.stats() }),
 
     async close(code = 4200) {
@@ -171,4 +240,6 @@ function positive(name: keyof typeof DEFAULTS, value: number | undefined): numbe
 
 export { isValidSocketId } from './pusher/signature.js';
 export type { AuthorizationLedger } from './remembered-subscribers.js';
+export type { ClientEventDelivery } from './pusher/client-events.js';
+export { SERVER_TO_USER_PREFIX, serverToUserChannel } from './pusher/signin.js';
 export { REMEMBER_TTL_MS };

@@ -123,7 +123,10 @@ describe('frames and signatures', () => {
       assert.equal(parseClientFrame(text).ok, false, text);
     }
     const parsed = parseClientFrame('{"event":"pusher:subscribe","data":"{\\"channel\\":\\"c\\"}"}');
-    assert.deepEqual(parsed, { ok: true, frame: { event: 'pusher:subscribe', channel: undefined, data: { channel: 'c' } } });
+    assert.deepEqual(parsed, {
+      ok: true,
+      frame: { event: 'pusher:subscribe', channel: undefined, data: { channel: 'c' }, dataText: '{"channel":"c"}' },
+    });
   });
 
   test('channel auth is "<key>:" + HMAC-SHA256 hex of "socket_id:channel" and is verified exactly', () => {

@@ -235,15 +235,15 @@ describe('pusher:* events', () => {
     await client.assertNextIsPong();
   });
 
-  test('client events are refused with pusher:error 4301 and are not delivered to anyone', async () => {
-    const h = await start();
+  test('with client events switched off, a client event is refused with pusher:error 4301 and delivered to no one', async () => {
+    const h = await start({ clientEvents: { enabled: false } });
     const a = await RawClient.established(h.url());
     const b = await RawClient.established(h.url());
-    for (const { client } of [a, b]) {
-      client.subscribe('public-room');
-      assert.equal(await client.next(), succeeded('public-room'));
+    for (const { client, socketId } of [a, b]) {
+      client.subscribe('private-room', h.rt.authorize(socketId, 'private-room'));
+      assert.equal(await client.next(), succeeded('private-room'));
     }
-    a.client.send({ event: 'client-typing', channel: 'public-room', data: { typing: true } });
+    a.client.send({ event: 'client-typing', channel: 'private-room', data: { typing: true } });
     assert.equal(await a.client.next(), pusherError(4301, 'Client events are not enabled on this server'));
     await b.client.assertNextIsPong();
   });
@@ -306,20 +306,6 @@ describe('subscriptions', () => {
     client.subscribe('news');
     assert.equal(await client.next(), succeeded('news'));
     assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1 });
-  });
-
-  test('presence channels are refused with subscription_error 501 for now', async () => {
-    const h = await start();
-    const { client, socketId } = await RawClient.established(h.url());
-    client.subscribe('presence-room', h.rt.authorize(socketId, 'presence-room'));
-    const frame = JSON.parse(await client.next()) as { event: string; channel: string; data: string };
-    assert.equal(frame.event, 'pusher:subscription_error');
-    assert.equal(frame.channel, 'presence-room');
-    assert.deepEqual(JSON.parse(frame.data), {
-      type: 'UnsupportedChannel',
-      error: 'This channel type is not supported by this server',
-      status: 501,
-    });
   });
 
   test('an invalid channel name is refused with subscription_error 400', async () => {

@@ -19,7 +19,12 @@ export class Connection {
   readonly id: string;
   /** Channels this connection is subscribed to; maintained by the ChannelRegistry. */
   readonly channels = new Set<string>();
+  /** The user this socket signed in as with pusher:signin, if it did. */
+  signedInUserId: string | undefined;
   private readonly ws: WebSocket;
+  /** Client events sent in the current one-second window (a fixed window: cheap, and exact enough for abuse). */
+  private clientEventWindowStart = 0;
+  private clientEventCount = 0;
   private readonly maxBufferedBytes: number;
   private killTimer: NodeJS.Timeout | undefined;
 
@@ -48,6 +53,15 @@ export class Connection {
     }
     this.ws.send(frame, { binary: false });
     return true;
+  }
+
+  /** Counts one client event; false when this second's allowance is spent. */
+  takeClientEvent(perSecond: number, now = performance.now()): boolean {
+    if (now - this.clientEventWindowStart >= 1000) {
+      this.clientEventWindowStart = now;
+      this.clientEventCount = 0;
+    }
+    return ++this.clientEventCount <= perSecond;
   }
 
   /** Reports an error as one pusher:error frame; fatal codes (4000–4299) also close the socket. */

@@ -14,7 +14,7 @@ export const PusherErrorCode = {
   InvalidVersionFormat: 4006,
   /** `?protocol=` outside the versions this server speaks. */
   UnsupportedProtocolVersion: 4007,
-  /** The connection itself is not allowed. */
+  /** The connection itself is not allowed: origin refused, sign-in failed, or terminated through the HTTP API. */
   Unauthorized: 4009,
   /** The server (or this socket's send buffer) is full: reconnect after a back-off. */
   OverCapacity: 4100,

@@ -9,6 +9,8 @@ export interface ClientFrame {
   readonly channel: string | undefined;
   /** The decoded `data` (an object for every pusher:* event we handle), or undefined when absent. */
   readonly data: unknown;
+  /** `data` as the client sent it: a string stays the same string, anything else is its JSON. Relayed by client events. */
+  readonly dataText: string | undefined;
 }
 
 export type ParsedFrame =
@@ -29,6 +31,12 @@ export function frameWithEncodedData(event: string, encodedData: string, channel
   return channel === undefined
     ? `{"event":${JSON.stringify(event)},"data":${encodedData}}`
     : `{"event":${JSON.stringify(event)},"channel":${JSON.stringify(channel)},"data":${encodedData}}`;
+}
+
+/** A client event as the other subscribers get it: `data` is the sender's text; presence channels add the sender's user_id. */
+export function clientEventFrame(event: string, channel: string, dataText: string, userId?: string): string {
+  const frame = frameWithEncodedData(event, JSON.stringify(dataText), channel);
+  return userId === undefined ? frame : `${frame.slice(0, -1)},"user_id":${JSON.stringify(userId)}}`;
 }
 
 export function encodeFrame(event: string, data: unknown, channel?: string): string {
@@ -52,7 +60,8 @@ export function parseClientFrame(text: string): ParsedFrame {
   if (channel !== undefined && typeof channel !== 'string') {
     return { ok: false, reason: '"channel" must be a string' };
   }
-  return { ok: true, frame: { event, channel, data: decodeData(data) } };
+  const dataText = typeof data === 'string' ? data : data === undefined ? undefined : JSON.stringify(data);
+  return { ok: true, frame: { event, channel, data: decodeData(data), dataText } };
 }
 
 /** Reads a string member of a decoded `data` object; anything else reads as undefined. */

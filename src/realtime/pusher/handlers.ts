@@ -1,24 +1,26 @@
 // The client → server events of Pusher protocol v7. The server plumbing hands every text frame
-// here; each outcome is at most one frame back, and nothing here throws.
+// here; each outcome is at most one frame back to the sender (plus what other subscribers are told),
+// and nothing here throws.
 //
 // Choices:
-// - private-* channels need a valid signature for this socket; a bad one is answered with
+// - private-* and private-encrypted-* channels need a valid signature for this socket; presence-*
+//   channels a signature over the channel_data string exactly as sent. A refusal is answered with
 //   pusher:subscription_error (the shape pusher-js surfaces to the app) and the socket stays open.
 // - on revocable channels (see HandlerContext) the signature must come with a fresh authorization.
-// - presence-* and private-encrypted-* are not supported yet: subscription_error, status 501.
-// - client-* events are refused with a non-fatal pusher:error 4301: everything a client may say
-//   to others (typing, reads) goes through the HTTP API, where it is authorized and rate limited.
 // - pusher:unsubscribe gets no answer (as on Pusher); unsubscribing from a channel one is not in
 //   is a no-op.
+// - client-* events: see client-events.ts; pusher:signin: see signin.ts.
 
 import type { Logger } from 'pino';
-import type { ChannelRegistry } from '../channels.js';
+import type { ChannelRegistry, PresenceMember } from '../channels.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
+import { handleClientEvent, type ClientEventSettings } from './client-events.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
 import { encodeFrame, parseClientFrame, stringField, type ClientFrame } from './frames.js';
 import { verifyChannelAuth } from './signature.js';
+import { SERVER_TO_USER_PREFIX, handleSignin, serverToUserChannel } from './signin.js';
 
 export interface HandlerContext {
   readonly appKey: string;
@@ -26,11 +28,13 @@ export interface HandlerContext {
   readonly registry: ChannelRegistry;
   readonly remembered: AuthorizationLedger;
   readonly maxChannelsPerConnection: number;
+  readonly maxPresenceMembers: number;
   /**
    * Private channels whose access can be revoked (a member removed from a group): a subscribe needs a
    * fresh authorization from the HTTP endpoint, not just a signature, which stays valid for its socket.
    */
   readonly revocableChannelPrefixes: readonly string[];
+  readonly clientEvents: ClientEventSettings;
   readonly logger: Logger;
 }
 
@@ -42,6 +46,8 @@ interface SubscriptionError {
 }
 
 const PONG = encodeFrame('pusher:pong', {});
+/** Pusher's limit on a presence user id. */
+const MAX_USER_ID_LENGTH = 128;
 
 export function handleMessage(ctx: HandlerContext, conn: Connection, text: string): void {
   const parsed = parseClientFrame(text);
@@ -62,9 +68,12 @@ export function handleMessage(ctx: HandlerContext, conn: Connection, text: strin
     case 'pusher:unsubscribe':
       unsubscribe(ctx, conn, frame);
       return;
+    case 'pusher:signin':
+      handleSignin(ctx, conn, frame);
+      return;
   }
   if (frame.event.startsWith('client-')) {
-    conn.fail(new PusherError(PusherErrorCode.ClientEventRejected, 'Client events are not enabled on this server'));
+    handleClientEvent(ctx, conn, frame);
   } else {
     conn.fail(new PusherError(PusherErrorCode.Generic, `Unknown event: ${frame.event.slice(0, 64)}`));
   }
@@ -74,6 +83,12 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
   const channel = stringField(frame.data, 'channel');
   if (channel === undefined) {
     conn.fail(new PusherError(PusherErrorCode.Generic, 'pusher:subscribe needs data.channel'));
+    return;
+  }
+  if (channel.startsWith(SERVER_TO_USER_PREFIX)) {
+    // pusher-js subscribes to its own user channel after pusher:signin; that socket already is.
+    if (conn.signedInUserId !== undefined && channel === serverToUserChannel(conn.signedInUserId)) admit(ctx, conn, channel, conn.signedInUserId);
+    else refuse(ctx, conn, channel, { type: 'AuthError', error: 'Sign in as this user first', status: 403 });
     return;
   }
   if (!isValidChannelName(channel)) {
@@ -86,21 +101,21 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
     return;
   }
 
+  const auth = stringField(frame.data, 'auth');
   switch (channelTypeOf(channel)) {
-    case 'presence':
+    case 'public':
+      admit(ctx, conn, channel, undefined);
+      return;
     case 'private-encrypted':
-      refuse(ctx, conn, channel, {
-        type: 'UnsupportedChannel',
-        error: 'This channel type is not supported by this server',
-        status: 501,
-      });
+      // Relayed as is: the payloads are encrypted by the app's server with a key we never see.
+      if (!signed(ctx, conn, channel, auth)) return;
+      admit(ctx, conn, channel, undefined);
+      return;
+    case 'presence':
+      subscribePresence(ctx, conn, channel, auth, stringField(frame.data, 'channel_data'));
       return;
     case 'private': {
-      const auth = stringField(frame.data, 'auth');
-      if (auth === undefined || !verifyChannelAuth(ctx.appKey, ctx.appSecret, conn.id, channel, auth)) {
-        refuse(ctx, conn, channel, { type: 'AuthError', error: 'Invalid channel signature', status: 401 });
-        return;
-      }
+      if (!signed(ctx, conn, channel, auth)) return;
       const claimed = ctx.remembered.claim(conn.id, channel);
       if (claimed instanceof Promise) {
         // A shared ledger answers later; the socket may be gone by then.
@@ -116,10 +131,53 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
       }
       return;
     }
-    case 'public':
-      admit(ctx, conn, channel, undefined);
-      return;
   }
+}
+
+function signed(ctx: HandlerContext, conn: Connection, channel: string, auth: string | undefined, channelData?: string): boolean {
+  if (auth !== undefined && verifyChannelAuth(ctx.appKey, ctx.appSecret, conn.id, channel, auth, channelData)) return true;
+  refuse(ctx, conn, channel, { type: 'AuthError', error: 'Invalid channel signature', status: 401 });
+  return false;
+}
+
+function subscribePresence(ctx: HandlerContext, conn: Connection, channel: string, auth: string | undefined, channelData: string | undefined): void {
+  if (channelData === undefined) {
+    refuse(ctx, conn, channel, { type: 'AuthError', error: 'Presence channels need channel_data', status: 400 });
+    return;
+  }
+  if (!signed(ctx, conn, channel, auth, channelData)) return;
+  const member = parseMember(channelData);
+  if (member === undefined) {
+    refuse(ctx, conn, channel, { type: 'InvalidChannelData', error: 'channel_data must be a JSON object with a user_id', status: 400 });
+    return;
+  }
+  const { registry } = ctx;
+  if (!registry.isSubscribed(conn, channel) && !registry.isMember(channel, member.userId) && registry.memberCount(channel) >= ctx.maxPresenceMembers) {
+    refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
+    return;
+  }
+  const firstConnection = registry.join(conn, channel, member);
+  conn.send(encodeFrame('pusher_internal:subscription_succeeded', { presence: registry.presence(channel) }, channel));
+  if (firstConnection) {
+    // Everyone else learns of a new member once, however many tabs it opens.
+    const added = encodeFrame('pusher_internal:member_added', { user_id: member.userId, user_info: member.info }, channel);
+    registry.broadcast(channel, added, conn.id);
+  }
+}
+
+/** channel_data: {"user_id": string or number, "user_info"?: anything}. Ids are compared as strings. */
+function parseMember(channelData: string): PresenceMember | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(channelData);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { user_id: rawId, user_info: info } = value as Record<string, unknown>;
+  const userId = typeof rawId === 'string' ? rawId : typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : undefined;
+  if (userId === undefined || userId === '' || userId.length > MAX_USER_ID_LENGTH) return undefined;
+  return { userId, info: info ?? null };
 }
 
 function admitPrivate(ctx: HandlerContext, conn: Connection, channel: string, userId: string | undefined): void {
@@ -141,7 +199,7 @@ function unsubscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame):
     conn.fail(new PusherError(PusherErrorCode.Generic, 'pusher:unsubscribe needs data.channel'));
     return;
   }
-  ctx.registry.unsubscribe(conn, channel);
+  ctx.registry.unsubscribe(conn, channel); // a presence member's last tab leaving is announced by the registry
 }
 
 function refuse(ctx: HandlerContext, conn: Connection, channel: string, error: SubscriptionError): void {

@@ -28,6 +28,10 @@ export interface PusherServerOptions {
   readonly pongTimeoutSeconds: number;
   readonly maxMessageBytes: number;
   readonly maxBufferedBytes: number;
+  /** Open sockets on this node; one more is refused with 4100 (pusher-js backs off, then retries). */
+  readonly maxConnections: number;
+  /** Origins allowed to connect (exact, or "*"); empty allows any, as do clients that send no Origin. */
+  readonly allowedOrigins: readonly string[];
   readonly logger: Logger;
   readonly handlers: HandlerContext;
 }
@@ -63,7 +67,8 @@ export class PusherServer {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return true;
     }
-    const refusal = this.check(path.slice('/app/'.length), new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    const refusal =
+      this.check(path.slice('/app/'.length), new URLSearchParams(q === -1 ? '' : url.slice(q + 1))) ?? this.checkOrigin(req.headers.origin);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (refusal !== undefined) this.refuse(ws, refusal);
       else if (this.closing !== undefined) this.detached(ws).close(this.closing.code, 'Server is shutting down');
@@ -105,6 +110,24 @@ export class PusherServer {
     return undefined;
   }
 
+  private checkOrigin(origin: string | undefined): PusherError | undefined {
+    const allowed = this.options.allowedOrigins;
+    // Browsers always send Origin; other clients (servers, CLIs) may not, and are not what this guards against.
+    if (allowed.length === 0 || allowed.includes('*') || origin === undefined || allowed.includes(origin)) return undefined;
+    return new PusherError(PusherErrorCode.Unauthorized, 'Origin not allowed');
+  }
+
+  /** Closes every socket signed in as userId with 4009 (pusher-js does not reconnect). Returns how many. */
+  terminateUser(userId: string): number {
+    let closed = 0;
+    for (const conn of this.connections.values()) {
+      if (conn.signedInUserId !== userId) continue;
+      conn.fail(new PusherError(PusherErrorCode.Unauthorized, 'Connection terminated'));
+      closed++;
+    }
+    return closed;
+  }
+
   private refuse(ws: WebSocket, error: PusherError): void {
     this.detached(ws).fail(error);
     this.options.logger.debug({ code: error.code, reason: error.message }, 'connection refused');
@@ -118,6 +141,10 @@ export class PusherServer {
 
   private open(ws: WebSocket): void {
     const { logger, handlers } = this.options;
+    if (this.connections.size >= this.options.maxConnections) {
+      this.refuse(ws, new PusherError(PusherErrorCode.OverCapacity, 'Over capacity'));
+      return;
+    }
     let id = newSocketId();
     while (this.connections.has(id)) id = newSocketId();
     const conn = new Connection(id, ws, this.options.maxBufferedBytes);

@@ -18,16 +18,27 @@ export function channelAuth(key: string, secret: string, socketId: string, chann
   return `${key}:${signChannel(secret, socketId, channelName)}`;
 }
 
-/** True when `auth` is exactly the auth string this app would have issued for this socket and channel. */
-export function verifyChannelAuth(
-  key: string,
-  secret: string,
-  socketId: string,
-  channelName: string,
-  auth: string,
-): boolean {
-  const expected = Buffer.from(channelAuth(key, secret, socketId, channelName));
+/**
+ * What a signature covers: `socket_id:channel` for private channels, `socket_id:channel:channel_data` for
+ * presence channels (channel_data exactly as the client sent it), `socket_id::user::user_data` for pusher:signin.
+ */
+export function signedString(socketId: string, channelName: string, channelData?: string): string {
+  return channelData === undefined ? `${socketId}:${channelName}` : `${socketId}:${channelName}:${channelData}`;
+}
+
+export function userSignedString(socketId: string, userData: string): string {
+  return `${socketId}::user::${userData}`;
+}
+
+/** True when `auth` is exactly "<key>:" + HMAC-SHA256(secret, signed) — compared in constant time. */
+export function verifyAuth(key: string, secret: string, signed: string, auth: string): boolean {
+  const expected = Buffer.from(`${key}:${createHmac('sha256', secret).update(signed).digest('hex')}`);
   const given = Buffer.from(auth);
   // timingSafeEqual throws on different lengths; the length itself is public (key + 64 hex digits).
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** True when `auth` is exactly the auth string this app would have issued for this socket and channel. */
+export function verifyChannelAuth(key: string, secret: string, socketId: string, channelName: string, auth: string, channelData?: string): boolean {
+  return verifyAuth(key, secret, signedString(socketId, channelName, channelData), auth);
 }

@@ -1,0 +1,66 @@
+// client-* events: a subscribed socket talks to the other subscribers of a private or presence channel
+// directly (Echo's whisper). Pusher's rules: only on private-* and presence-* channels (not encrypted ones:
+// the server cannot encrypt), only from a socket subscribed to the channel, never echoed to the sender,
+// rate limited per connection; presence channels add the sender's user_id. Every refusal is a non-fatal
+// pusher:error 4301 and nothing is delivered.
+
+import type { ChannelRegistry } from '../channels.js';
+import { channelTypeOf } from './channel-types.js';
+import type { Connection } from './connection.js';
+import { PusherError, PusherErrorCode } from './errors.js';
+import { clientEventFrame, type ClientFrame } from './frames.js';
+
+export interface ClientEventSettings {
+  readonly enabled: boolean;
+  /** Per connection; Pusher's default is 10. */
+  readonly perSecond: number;
+  /** Largest `data`, in bytes. */
+  readonly maxDataBytes: number;
+  /** Channels whose traffic belongs to the server (Parley's chat channels): client events are refused there. */
+  readonly refusedChannelPrefixes: readonly string[];
+  /** Called after local delivery, so other nodes can deliver it to their subscribers. */
+  readonly relay?: (event: ClientEventDelivery) => void;
+}
+
+/** A client event as it goes to the other subscribers. */
+export interface ClientEventDelivery {
+  readonly channel: string;
+  readonly event: string;
+  readonly data: string;
+  readonly senderSocketId: string;
+  /** Presence channels only. */
+  readonly userId?: string;
+}
+
+interface Context {
+  readonly registry: ChannelRegistry;
+  readonly clientEvents: ClientEventSettings;
+}
+
+export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientFrame): void {
+  const settings = ctx.clientEvents;
+  const reject = (reason: string): void => conn.fail(new PusherError(PusherErrorCode.ClientEventRejected, reason));
+  if (!settings.enabled) return reject('Client events are not enabled on this server');
+  const channel = frame.channel;
+  if (channel === undefined) return reject('A client event needs a channel');
+  const type = channelTypeOf(channel);
+  if (type !== 'private' && type !== 'presence') return reject('Client events are only allowed on private and presence channels');
+  if (settings.refusedChannelPrefixes.some((prefix) => channel.startsWith(prefix))) {
+    return reject('Client events are not allowed on this channel');
+  }
+  if (!ctx.registry.isSubscribed(conn, channel)) return reject('Not subscribed to this channel');
+  if (frame.event.length > 200) return reject('Event name is too long');
+  const data = frame.dataText ?? '{}';
+  if (Buffer.byteLength(data) > settings.maxDataBytes) return reject('Client event data is too large');
+  if (!conn.takeClientEvent(settings.perSecond)) return reject('Client event rejected - rate limit exceeded');
+
+  const userId = type === 'presence' ? ctx.registry.subscriberUserId(conn, channel) : undefined;
+  deliverClientEvent(ctx.registry, { channel, event: frame.event, data, senderSocketId: conn.id, userId });
+  settings.relay?.({ channel, event: frame.event, data, senderSocketId: conn.id, userId });
+}
+
+/** Local delivery of a client event: one frame for every subscriber but the sender. */
+export function deliverClientEvent(registry: ChannelRegistry, e: ClientEventDelivery): void {
+  if (!registry.hasSubscribers(e.channel)) return;
+  registry.broadcast(e.channel, Buffer.from(clientEventFrame(e.event, e.channel, e.data, e.userId)), e.senderSocketId);
+}

@@ -1,0 +1,47 @@
+// pusher:signin (user authentication): the app's server signs `socket_id::user::user_data` and the client
+// sends {auth, user_data}. A signed-in socket receives what is sent to `#server-to-user-{id}` (a channel no
+// client can subscribe to by name) and can be closed through the HTTP API's terminate_connections.
+// A bad sign-in closes the socket with 4009, as Pusher does.
+
+import type { ChannelRegistry } from '../channels.js';
+import type { Connection } from './connection.js';
+import { PusherError, PusherErrorCode } from './errors.js';
+import { encodeFrame, stringField, type ClientFrame } from './frames.js';
+import { userSignedString, verifyAuth } from './signature.js';
+
+export const SERVER_TO_USER_PREFIX = '#server-to-user-';
+
+export function serverToUserChannel(userId: string): string {
+  return `${SERVER_TO_USER_PREFIX}${userId}`;
+}
+
+interface Context {
+  readonly appKey: string;
+  readonly appSecret: string;
+  readonly registry: ChannelRegistry;
+}
+
+export function handleSignin(ctx: Context, conn: Connection, frame: ClientFrame): void {
+  const auth = stringField(frame.data, 'auth');
+  const userData = stringField(frame.data, 'user_data');
+  const refuse = (reason: string): void => conn.fail(new PusherError(PusherErrorCode.Unauthorized, reason));
+  if (auth === undefined || userData === undefined) return refuse('pusher:signin needs data.auth and data.user_data');
+  if (!verifyAuth(ctx.appKey, ctx.appSecret, userSignedString(conn.id, userData), auth)) return refuse('Invalid signin signature');
+  const userId = userIdOf(userData);
+  if (userId === undefined) return refuse('user_data must be a JSON object with a non-empty string id');
+
+  if (conn.signedInUserId !== undefined) ctx.registry.unsubscribe(conn, serverToUserChannel(conn.signedInUserId));
+  conn.signedInUserId = userId;
+  ctx.registry.subscribe(conn, serverToUserChannel(userId), userId);
+  conn.send(encodeFrame('pusher:signin_success', { user_data: userData }));
+}
+
+function userIdOf(userData: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(userData);
+    const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).id : undefined;
+    return typeof id === 'string' && id !== '' && id.length <= 128 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
