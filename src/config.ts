@@ -77,6 +77,13 @@ function int(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+/** A limit or interval where 0 would make no sense (or stop the server later with a less clear error). */
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const value = int(env, name, fallback);
+  if (value === 0) throw new ConfigError(`${name} must be at least 1`);
+  return value;
+}
+
 function str(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
@@ -142,16 +149,16 @@ export function loadConfig(env: Env = process.env): Config {
       appId: pick('appId'),
       appKey: pick('appKey'),
       appSecret: pick('appSecret'),
-      activityTimeoutSeconds: int(env, 'BROADCAST_ACTIVITY_TIMEOUT', 30),
-      maxMessageBytes: int(env, 'BROADCAST_MAX_MESSAGE_BYTES', 20_000),
-      maxEventBytes: int(env, 'BROADCAST_MAX_EVENT_BYTES', 10_240),
-      maxApiBodyBytes: int(env, 'BROADCAST_MAX_API_BODY_BYTES', 256 * 1024),
-      maxConnections: int(env, 'BROADCAST_MAX_CONNECTIONS', 50_000),
-      maxChannelsPerConnection: int(env, 'BROADCAST_MAX_CHANNELS_PER_CONNECTION', 1000),
-      maxPresenceMembers: int(env, 'BROADCAST_MAX_PRESENCE_MEMBERS', 100),
-      maxBufferedBytes: int(env, 'BROADCAST_MAX_BUFFERED_BYTES', 1024 * 1024),
+      activityTimeoutSeconds: positiveInt(env, 'BROADCAST_ACTIVITY_TIMEOUT', 30),
+      maxMessageBytes: positiveInt(env, 'BROADCAST_MAX_MESSAGE_BYTES', 20_000),
+      maxEventBytes: positiveInt(env, 'BROADCAST_MAX_EVENT_BYTES', 10_240),
+      maxApiBodyBytes: positiveInt(env, 'BROADCAST_MAX_API_BODY_BYTES', 256 * 1024),
+      maxConnections: positiveInt(env, 'BROADCAST_MAX_CONNECTIONS', 50_000),
+      maxChannelsPerConnection: positiveInt(env, 'BROADCAST_MAX_CHANNELS_PER_CONNECTION', 1000),
+      maxPresenceMembers: positiveInt(env, 'BROADCAST_MAX_PRESENCE_MEMBERS', 100),
+      maxBufferedBytes: positiveInt(env, 'BROADCAST_MAX_BUFFERED_BYTES', 1024 * 1024),
       clientEvents: (str(env, 'BROADCAST_CLIENT_EVENTS') ?? '1') !== '0',
-      clientEventsPerSecond: int(env, 'BROADCAST_CLIENT_EVENTS_PER_SECOND', 10),
+      clientEventsPerSecond: positiveInt(env, 'BROADCAST_CLIENT_EVENTS_PER_SECOND', 10),
       allowedOrigins: list(env, 'BROADCAST_ALLOWED_ORIGINS'),
     }),
     presenceTimeoutMs: int(env, 'CHAT_PRESENCE_TIMEOUT_MS', 70_000),
