@@ -12,6 +12,7 @@ import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
+import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
 import { channelAuth } from './realtime/pusher/signature.js';
@@ -58,6 +59,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
           serverOwnedChannelPrefixes: [CHAT_CHANNEL_PREFIX],
           revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX],
           ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
+          sharedPresence: redis ? redisSharedPresence(redis) : undefined,
           logger: logger.child({ component: 'realtime' }),
         })
       : null;

@@ -10,12 +10,12 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ChannelRegistry } from './channels.js';
 import { channelTypeOf } from './pusher/channel-types.js';
-import { deliverClientEvent, type ClientEventDelivery } from './pusher/client-events.js';
 import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
 import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
 import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
 import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
+import type { SharedPresence } from './shared-presence.js';
 
 export interface RealtimeOptions {
   appKey: string;
@@ -37,6 +37,8 @@ export interface RealtimeOptions {
   clientEvents?: { enabled?: boolean; perSecond?: number; maxDataBytes?: number };
   /** Channels whose traffic belongs to the server (Parley's chat channels): client events there are refused. */
   serverOwnedChannelPrefixes?: readonly string[];
+  /** Presence members shared by several nodes (Redis); default: this node's own. */
+  sharedPresence?: SharedPresence;
   /**
    * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
    * authorization recorded by rememberSubscriber within the last 60 s, so an old signature cannot
@@ -47,6 +49,16 @@ export interface RealtimeOptions {
   ledger?: AuthorizationLedger;
   logger: Logger;
 }
+
+/** A frame for a channel's subscribers, passed between nodes. */
+export interface RelayedFrame {
+  readonly channel: string;
+  readonly frame: string;
+  readonly exceptSocketId?: string;
+}
+
+/** How often a node with shared presence heartbeats and removes dead nodes' members. */
+const PRESENCE_SWEEP_MS = 5_000;
 
 /** What the Pusher HTTP API reports for one occupied channel (on this node). */
 export interface ChannelInfo {
@@ -81,10 +93,10 @@ export interface RealtimeServer {
    * endpoint. Only subscriptions recorded through rememberSubscriber are known to belong to a user.
    */
   unsubscribeUser(channelName: string, userId: string): void | Promise<void>;
-  /** Delivers a client event that another node received, to this node's subscribers (never back to its sender). */
-  deliverClientEvent(event: ClientEventDelivery): void;
-  /** Where client events received by this node go after local delivery (other nodes); one relay. */
-  relayClientEventsTo(relay: (event: ClientEventDelivery) => void): void;
+  /** Delivers a frame that another node relayed (a client event, a presence change) to this node's subscribers of `channel`. */
+  deliverRelayed(relayed: RelayedFrame): void;
+  /** Where frames this node sends to a channel's subscribers go too (the other nodes); one relay. */
+  relayFramesTo(relay: (relayed: RelayedFrame) => void): void;
   /** Occupancy of one channel on this node; undefined when nobody is subscribed. */
   channelInfo(channel: string): ChannelInfo | undefined;
   /** Occupied channels on this node whose names start with `prefix` (all when omitted). */
@@ -128,12 +140,36 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     clientEventMaxDataBytes: positive('clientEventMaxDataBytes', options.clientEvents?.maxDataBytes),
   };
   const logger = options.logger.child({ component: 'realtime' });
-  let relayClientEvent: ((e: ClientEventDelivery) => void) | undefined;
+  const shared = options.sharedPresence;
+  /** Shared leaves in flight: close() waits for them, so a shutdown announces every member it takes away. */
+  const pendingLeaves = new Set<Promise<unknown>>();
+  let relay: ((relayed: RelayedFrame) => void) | undefined;
+  /** To a channel's subscribers on every node, except one socket: client events and presence changes. */
+  function deliver(channel: string, frame: string, exceptSocketId?: string): void {
+    if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(frame), exceptSocketId);
+    relay?.({ channel, frame, exceptSocketId });
+  }
+  const memberRemoved = (channel: string, userId: string): void =>
+    deliver(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
   const registry = new ChannelRegistry({
     memberRemoved(channel, userId) {
-      registry.broadcast(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
+      if (shared === undefined) return memberRemoved(channel, userId);
+      // This node's last tab of the user: gone from the channel only if no other node holds it.
+      const leaving = shared.leave(channel, userId).then(
+        (gone) => gone && memberRemoved(channel, userId),
+        (err: unknown) => logger.warn({ err, channel }, 'shared presence leave failed; the node sweep will retry'),
+      );
+      pendingLeaves.add(leaving);
+      void leaving.finally(() => pendingLeaves.delete(leaving));
     },
   });
+  const sweep = shared && setInterval(() => {
+    shared.sweep().then(
+      (gone) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId)),
+      (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'),
+    );
+  }, PRESENCE_SWEEP_MS);
+  sweep?.unref();
   const remembered = options.ledger ?? new RememberedSubscribers(REMEMBER_TTL_MS);
   const server = new PusherServer({
     appKey,
@@ -157,8 +193,9 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
         perSecond: settings.clientEventsPerSecond,
         maxDataBytes: settings.clientEventMaxDataBytes,
         refusedChannelPrefixes: options.serverOwnedChannelPrefixes ?? [],
-        relay: (e) => relayClientEvent?.(e),
       },
+      sharedPresence: shared,
+      deliver,
       logger,
     },
   });
@@ -196,10 +233,12 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       await remembered.forgetUser(channelName, userId); // an authorization not yet used is void too
     },
 
-    deliverClientEvent: (e) => deliverClientEvent(registry, e),
+    deliverRelayed({ channel, frame, exceptSocketId }) {
+      if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(frame), exceptSocketId);
+    },
 
-    relayClientEventsTo(relay) {
-      relayClientEvent = relay;
+    relayFramesTo(to) {
+      relay = to;
     },
 
     channelInfo,
@@ -228,6 +267,16 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       }
       await server.close(code);
       remembered.clear();
+      clearInterval(sweep);
+      if (shared) {
+        await Promise.all(pendingLeaves);
+        // Members only this node held leave the channel for the other nodes' subscribers now, not after the sweep timeout.
+        const gone = await shared.withdraw().catch((err: unknown) => {
+          logger.warn({ err }, 'withdrawing shared presence failed; other nodes will sweep it');
+          return [];
+        });
+        for (const { channel, userId } of gone) memberRemoved(channel, userId);
+      }
     },
   };
 }
@@ -240,6 +289,6 @@ function positive(name: keyof typeof DEFAULTS, value: number | undefined): numbe
 
 export { isValidSocketId } from './pusher/signature.js';
 export type { AuthorizationLedger } from './remembered-subscribers.js';
-export type { ClientEventDelivery } from './pusher/client-events.js';
+export type { SharedPresence } from './shared-presence.js';
 export { SERVER_TO_USER_PREFIX, serverToUserChannel } from './pusher/signin.js';
 export { REMEMBER_TTL_MS };

@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Fanout } from '../../events/broadcaster.js';
 import type { RedisConnections } from '../../store/redis.js';
-import type { ClientEventDelivery, RealtimeServer } from '../index.js';
+import type { RealtimeServer, RelayedFrame } from '../index.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
 
 type Message =
   | { node: string; kind: 'event'; channels: readonly string[]; event: string; data: string; except?: string }
   | { node: string; kind: 'unsubscribe'; channel: string; userId: string }
-  | { node: string; kind: 'client-event'; event: ClientEventDelivery };
+  | { node: string; kind: 'frame'; relayed: RelayedFrame };
 
 export function redisFanout(redis: RedisConnections, local: RealtimeServer, logger: Logger): Fanout & { start(): Promise<void> } {
   const node = randomUUID();
@@ -36,7 +36,7 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
         }
         if (message.node === node) return;
         if (message.kind === 'event') local.publish(message.channels, message.event, message.data, message.except);
-        else if (message.kind === 'client-event') local.deliverClientEvent(message.event);
+        else if (message.kind === 'frame') local.deliverRelayed(message.relayed);
         else {
           // The sockets are dropped at once; forgetting pending authorizations needs Redis commands, which may
           // fail while Redis reconnects: logged, never an unhandled rejection (that would end the process).
@@ -45,8 +45,8 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
           );
         }
       });
-      // A whisper received here reaches the channel's subscribers on the other nodes too.
-      local.relayClientEventsTo((event) => void publish({ node, kind: 'client-event', event }));
+      // Whispers and presence changes reach the channel's subscribers on the other nodes too.
+      local.relayFramesTo((relayed) => void publish({ node, kind: 'frame', relayed }));
       await redis.subscriber.subscribe(topic);
     },
     async publish(channels, event, data, exceptSocketId) {

@@ -18,23 +18,13 @@ export interface ClientEventSettings {
   readonly maxDataBytes: number;
   /** Channels whose traffic belongs to the server (Parley's chat channels): client events are refused there. */
   readonly refusedChannelPrefixes: readonly string[];
-  /** Called after local delivery, so other nodes can deliver it to their subscribers. */
-  readonly relay?: (event: ClientEventDelivery) => void;
-}
-
-/** A client event as it goes to the other subscribers. */
-export interface ClientEventDelivery {
-  readonly channel: string;
-  readonly event: string;
-  readonly data: string;
-  readonly senderSocketId: string;
-  /** Presence channels only. */
-  readonly userId?: string;
 }
 
 interface Context {
   readonly registry: ChannelRegistry;
   readonly clientEvents: ClientEventSettings;
+  /** Delivers a frame to a channel's subscribers on every node but one socket. */
+  readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
 }
 
 export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientFrame): void {
@@ -55,12 +45,5 @@ export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientF
   if (!conn.takeClientEvent(settings.perSecond)) return reject('Client event rejected - rate limit exceeded');
 
   const userId = type === 'presence' ? ctx.registry.subscriberUserId(conn, channel) : undefined;
-  deliverClientEvent(ctx.registry, { channel, event: frame.event, data, senderSocketId: conn.id, userId });
-  settings.relay?.({ channel, event: frame.event, data, senderSocketId: conn.id, userId });
-}
-
-/** Local delivery of a client event: one frame for every subscriber but the sender. */
-export function deliverClientEvent(registry: ChannelRegistry, e: ClientEventDelivery): void {
-  if (!registry.hasSubscribers(e.channel)) return;
-  registry.broadcast(e.channel, Buffer.from(clientEventFrame(e.event, e.channel, e.data, e.userId)), e.senderSocketId);
+  ctx.deliver(channel, clientEventFrame(frame.event, channel, data, userId), conn.id);
 }

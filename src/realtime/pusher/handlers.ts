@@ -12,7 +12,8 @@
 // - client-* events: see client-events.ts; pusher:signin: see signin.ts.
 
 import type { Logger } from 'pino';
-import type { ChannelRegistry, PresenceMember } from '../channels.js';
+import type { ChannelRegistry, PresenceMember, PresenceSnapshot } from '../channels.js';
+import type { SharedJoin, SharedPresence } from '../shared-presence.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import { handleClientEvent, type ClientEventSettings } from './client-events.js';
@@ -35,6 +36,10 @@ export interface HandlerContext {
    */
   readonly revocableChannelPrefixes: readonly string[];
   readonly clientEvents: ClientEventSettings;
+  /** Members of presence channels across nodes; absent on a single node, where the registry's roster is the truth. */
+  readonly sharedPresence?: SharedPresence;
+  /** Delivers a frame to a channel's subscribers on every node, except one socket (client events, presence changes). */
+  readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
   readonly logger: Logger;
 }
 
@@ -152,18 +157,54 @@ function subscribePresence(ctx: HandlerContext, conn: Connection, channel: strin
     return;
   }
   const { registry } = ctx;
+  if (ctx.sharedPresence !== undefined) {
+    subscribeSharedPresence(ctx, ctx.sharedPresence, conn, channel, member);
+    return;
+  }
   if (!registry.isSubscribed(conn, channel) && !registry.isMember(channel, member.userId) && registry.memberCount(channel) >= ctx.maxPresenceMembers) {
     refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
     return;
   }
   const firstConnection = registry.join(conn, channel, member);
-  conn.send(encodeFrame('pusher_internal:subscription_succeeded', { presence: registry.presence(channel) }, channel));
-  if (firstConnection) {
-    // Everyone else learns of a new member once, however many tabs it opens.
-    const added = encodeFrame('pusher_internal:member_added', { user_id: member.userId, user_info: member.info }, channel);
-    registry.broadcast(channel, added, conn.id);
-  }
+  conn.send(presenceSucceeded(channel, registry.presence(channel)));
+  // Everyone else learns of a new member once, however many tabs it opens.
+  if (firstConnection) ctx.deliver(channel, memberAdded(channel, member), conn.id);
 }
+
+/**
+ * The same with members shared by several nodes: the socket is subscribed locally at once (so it misses no
+ * event), and answered once the shared count says whether the user is new to the channel on any node.
+ */
+function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, conn: Connection, channel: string, member: PresenceMember): void {
+  const { registry } = ctx;
+  const again = registry.isSubscribed(conn, channel);
+  const firstHere = registry.join(conn, channel, member);
+  const pending: Promise<SharedJoin> = firstHere
+    ? shared.join(channel, member, ctx.maxPresenceMembers)
+    : shared.members(channel).then((members) => ({ full: false, first: false, members }));
+  pending.then(
+    (result) => {
+      if (result.full) {
+        if (!again) registry.unsubscribe(conn, channel);
+        if (conn.isOpen) refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
+        return;
+      }
+      if (result.first) ctx.deliver(channel, memberAdded(channel, member), conn.id);
+      if (conn.isOpen) conn.send(presenceSucceeded(channel, result.members));
+    },
+    (err: unknown) => {
+      ctx.logger.warn({ err, channel }, 'shared presence unavailable');
+      if (!again) registry.unsubscribe(conn, channel);
+      if (conn.isOpen) refuse(ctx, conn, channel, { type: 'PresenceError', error: 'Presence could not be updated; retry', status: 503 });
+    },
+  );
+}
+
+const presenceSucceeded = (channel: string, presence: PresenceSnapshot): string =>
+  encodeFrame('pusher_internal:subscription_succeeded', { presence }, channel);
+
+const memberAdded = (channel: string, member: PresenceMember): string =>
+  encodeFrame('pusher_internal:member_added', { user_id: member.userId, user_info: member.info }, channel);
 
 /** channel_data: {"user_id": string or number, "user_info"?: anything}. Ids are compared as strings. */
 function parseMember(channelData: string): PresenceMember | undefined {
