@@ -15,7 +15,7 @@ import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
-import { channelAuth } from './realtime/pusher/signature.js';
+import { channelAuth, userAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
 import { openRedis, type RedisConnections } from './store/redis.js';
@@ -104,6 +104,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
           // Recorded before the answer goes out, so the subscribe that follows finds it on any node.
           await realtime?.rememberSubscriber(socketId, channelName, String(actor.userId));
           return channelAuth(appKey, appSecret, socketId, channelName);
+        },
+        authenticateUser(socketId, actor) {
+          const userData = JSON.stringify({ id: String(actor.userId) });
+          return { auth: userAuth(appKey, appSecret, socketId, userData), user_data: userData };
         },
       },
       metrics,

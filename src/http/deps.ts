@@ -9,6 +9,8 @@ import type { TokenIssuer } from './auth.js';
 /** Signs channel subscriptions and tells the socket server whose subscription it will be. */
 export interface ChannelAuthorizer {
   authorize(socketId: string, channelName: string, actor: Actor): Promise<string>;
+  /** Signs a pusher:signin for the actor: `user_data` is `{"id":"<user id>"}`. */
+  authenticateUser(socketId: string, actor: Actor): { auth: string; user_data: string };
 }
 
 /** Everything the routes use, built once in app.ts. */

@@ -253,6 +253,7 @@ for (const database of DATABASES) {
         ['PATCH', '/groups/{G}/participants/{O}', { role: 'admin' }, false, false],
         ['POST', '/blocks', { user_id: '{O}' }, false, false],
         ['POST', '/broadcasting/auth', { socket_id: '1.2', channel_name: 'private-chat.conversation.{G}' }, false, false],
+        ['POST', '/broadcasting/user-auth', { socket_id: '1.2' }, false, false],
         ['PUT', '/users/{O}', { name: 'Owner', avatar_url: null }, true, false],
         ['POST', '/users/{O}/tokens', { ttl_seconds: 600 }, true, false],
       ];

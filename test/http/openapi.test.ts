@@ -34,6 +34,7 @@ const OPERATIONS: [string, string][] = [
   ['post', '/presence/offline'],
   ['get', '/presence'],
   ['post', '/broadcasting/auth'],
+  ['post', '/broadcasting/user-auth'],
   ['put', '/users/{id}'],
   ['post', '/users/{id}/tokens'],
 ];

@@ -32,4 +32,20 @@ export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     }
     return { auth: await channels.authorize(socketId, channelName, request.actor) };
   });
+
+  // pusher-js's userAuthentication endpoint (pusher:signin): the socket is then this user's, so the host app can
+  // send to the user (`sendToUser`) and end the user's connections (`terminate_connections`) through the Pusher HTTP API.
+  app.post('/broadcasting/user-auth', {
+    schema: {
+      tags: ['broadcasting'],
+      summary: 'Sign in a socket as the current user (pusher:signin; pusher-js posts it as a form)',
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      body: Type.Object({ socket_id: Type.String({ maxLength: 64 }) }),
+      response: { 200: Type.Object({ auth: Type.String(), user_data: Type.String() }), ...userErrors },
+    },
+  }, async (request) => {
+    chat.rateLimiter.consume('channel_auth', request.actor.userId);
+    if (!isValidSocketId(request.body.socket_id)) throw refuse('The socket_id is not valid.');
+    return channels.authenticateUser(request.body.socket_id, request.actor);
+  });
 };

@@ -26,6 +26,11 @@ export function signedString(socketId: string, channelName: string, channelData?
   return channelData === undefined ? `${socketId}:${channelName}` : `${socketId}:${channelName}:${channelData}`;
 }
 
+/** The `auth` of a pusher:signin: "<key>:" + HMAC-SHA256(secret, "socket_id::user::user_data"). */
+export function userAuth(key: string, secret: string, socketId: string, userData: string): string {
+  return `${key}:${createHmac('sha256', secret).update(userSignedString(socketId, userData)).digest('hex')}`;
+}
+
 export function userSignedString(socketId: string, userData: string): string {
   return `${socketId}::user::${userData}`;
 }
