@@ -22,7 +22,7 @@ export interface RealtimeOptions {
   appSecret: string;
   activityTimeoutSeconds?: number; // default 30
   maxMessageBytes?: number; // default 10_000
-  maxBufferedBytes?: number; // default 4 MiB
+  maxBufferedBytes?: number; // default 1 MiB
   /** Silence allowed after our pusher:ping before closing with 4201. Default 30. */
   pongTimeoutSeconds?: number;
   /** Subscriptions one socket may hold; more are refused with subscription_error (429). Default 1000. */
@@ -114,7 +114,7 @@ const DEFAULTS = {
   activityTimeoutSeconds: 30,
   pongTimeoutSeconds: 30,
   maxMessageBytes: 10_000,
-  maxBufferedBytes: 4 * 1024 * 1024,
+  maxBufferedBytes: 1024 * 1024,
   maxChannelsPerConnection: 1000,
   maxConnections: 50_000,
   maxPresenceMembers: 100,
