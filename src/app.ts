@@ -12,6 +12,7 @@ import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
+import { createPusherApiBackend, type Cluster } from './realtime/api-backend.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
@@ -64,10 +65,12 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
         })
       : null;
   let fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
+  let cluster: Cluster | undefined;
   if (realtime && redis) {
     const shared = redisFanout(redis, realtime, logger.child({ component: 'fanout' }));
     await shared.start();
     fanout = shared;
+    cluster = shared;
   }
 
   const metrics = createMetrics({
@@ -111,6 +114,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
         },
       },
       metrics,
+      // The Pusher HTTP API: its events reach every node through the fan-out, its channel info covers every node.
+      pusherApi: realtime ? createPusherApiBackend(realtime, fanout, cluster) : undefined,
       readiness: {
         database: () => database.ping(),
         ...(redis ? { redis: async () => void (await redis.commands.ping()) } : {}),

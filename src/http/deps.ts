@@ -4,6 +4,7 @@ import type { PresenceService } from '../chat/presence.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { PusherApiBackend } from '../realtime/api-backend.js';
 import type { TokenIssuer } from './auth.js';
 
 /** Signs channel subscriptions and tells the socket server whose subscription it will be. */
@@ -23,6 +24,8 @@ export interface HttpDeps {
   readonly tokens: TokenIssuer;
   readonly channels: ChannelAuthorizer;
   readonly metrics: Metrics;
+  /** The Pusher HTTP API's view of the built-in server (BROADCAST_DRIVER=builtin); without it the API is not served. */
+  readonly pusherApi?: PusherApiBackend;
   /** Readiness checks by dependency name (database, redis): each resolves when reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

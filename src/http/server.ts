@@ -19,6 +19,7 @@ import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
+import { pusherApiRoutes } from './routes/pusher-api.js';
 import { serverRoutes } from './routes/server.js';
 import { webRoutes } from './routes/web.js';
 
@@ -34,6 +35,8 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
+    // Pusher HTTP API paths carry channel names (up to 164 characters) and user ids (up to 128, percent-encoded).
+    routerOptions: { maxParamLength: 512 },
     // Errors the router raises before any route runs (bad percent-encoding, an over-long path segment): the
     // same {message, code} body as every other error, not Fastify's own shape.
     frameworkErrors: (error, _request, reply) => {
@@ -65,6 +68,11 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     deps.metrics.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
   await app.register(opsRoutes, { metrics: deps.metrics, checks: deps.readiness });
+  if (deps.pusherApi) {
+    // The Pusher HTTP API at /apps/{app_id}/..., as on Pusher, for the host app's server SDK.
+    const { appId, appKey, appSecret, maxEventBytes, maxApiBodyBytes } = deps.config.broadcast;
+    await app.register(pusherApiRoutes, { appId, appKey, appSecret, maxEventBytes, maxBodyBytes: maxApiBodyBytes, backend: deps.pusherApi });
+  }
 
   await app.register(async (api) => {
     api.addHook('preValidation', refuseNulCharacters);

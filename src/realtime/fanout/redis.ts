@@ -1,21 +1,27 @@
 // Several nodes: each event is delivered to this node's sockets at once and published on Redis for the
 // others, which deliver it to theirs. Nodes skip their own messages by node id. Pending channel
 // authorizations live in Redis too, since the auth request and the socket may reach different nodes.
+// For the Pusher HTTP API it is also the cluster: terminate_connections reaches every node, and channel
+// occupancy is asked of every node (redis-occupancy.ts).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Fanout } from '../../events/broadcaster.js';
 import type { RedisConnections } from '../../store/redis.js';
+import type { Cluster } from '../api-backend.js';
 import type { RealtimeServer, RelayedFrame } from '../index.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
+import { redisOccupancy } from './redis-occupancy.js';
 
 type Message =
   | { node: string; kind: 'event'; channels: readonly string[]; event: string; data: string; except?: string }
   | { node: string; kind: 'unsubscribe'; channel: string; userId: string }
-  | { node: string; kind: 'frame'; relayed: RelayedFrame };
+  | { node: string; kind: 'frame'; relayed: RelayedFrame }
+  | { node: string; kind: 'terminate'; userId: string };
 
-export function redisFanout(redis: RedisConnections, local: RealtimeServer, logger: Logger): Fanout & { start(): Promise<void> } {
+export function redisFanout(redis: RedisConnections, local: RealtimeServer, logger: Logger): Fanout & Cluster & { start(): Promise<void> } {
   const node = randomUUID();
   const topic = `${redis.prefix}fanout`;
+  const occupancy = redisOccupancy(redis, local, node, logger);
 
   function publish(message: Message): Promise<unknown> {
     return redis.commands.publish(topic, JSON.stringify(message)).catch((err: unknown) => {
@@ -37,6 +43,7 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
         if (message.node === node) return;
         if (message.kind === 'event') local.publish(message.channels, message.event, message.data, message.except);
         else if (message.kind === 'frame') local.deliverRelayed(message.relayed);
+        else if (message.kind === 'terminate') local.terminateUserConnections(message.userId);
         else {
           // The sockets are dropped at once; forgetting pending authorizations needs Redis commands, which may
           // fail while Redis reconnects: logged, never an unhandled rejection (that would end the process).
@@ -48,6 +55,7 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
       // Whispers and presence changes reach the channel's subscribers on the other nodes too.
       local.relayFramesTo((relayed) => void publish({ node, kind: 'frame', relayed }));
       await redis.subscriber.subscribe(topic);
+      await occupancy.start();
     },
     async publish(channels, event, data, exceptSocketId) {
       local.publish(channels, event, data, exceptSocketId);
@@ -57,6 +65,12 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
       // The other nodes are told even when this node's part fails (voiding authorizations needs Redis too).
       const [here] = await Promise.allSettled([local.unsubscribeUser(channel, userId), publish({ node, kind: 'unsubscribe', channel, userId })]);
       if (here.status === 'rejected') throw here.reason;
+    },
+    occupancy: (query) => occupancy.occupancy(query),
+    async terminateUserConnections(userId) {
+      local.terminateUserConnections(userId);
+      // Unlike an event, a lost termination is an error the caller must see (the user stays connected elsewhere).
+      await redis.commands.publish(topic, JSON.stringify({ node, kind: 'terminate', userId } satisfies Message));
     },
   };
 }
