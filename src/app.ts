@@ -13,6 +13,7 @@ import { buildHttpApp } from './http/server.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
 import { createPusherApiBackend, type Cluster } from './realtime/api-backend.js';
+import { pusherHttpFanout, type PusherHttpFanout } from './realtime/fanout/pusher-http.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
@@ -58,7 +59,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
           },
           // Chat traffic goes through the HTTP API, where it is authorized, rate limited and blocked users are refused.
           serverOwnedChannelPrefixes: [CHAT_CHANNEL_PREFIX],
-          revocableChannelPrefixes: [CONVERSATION_CHANNEL_PREFIX],
+          // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
+          revocableChannelPrefixes: config.broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
           ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
           sharedPresence: redis ? redisSharedPresence(redis) : undefined,
           logger: logger.child({ component: 'realtime' }),
@@ -78,6 +80,19 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
   });
+  // BROADCAST_DRIVER=pusher: no socket server here; events go to the external server's HTTP API.
+  let pusherHttp: PusherHttpFanout | null = null;
+  if (config.pusher) {
+    pusherHttp = pusherHttpFanout({
+      ...config.pusher,
+      logger: logger.child({ component: 'pusher-http' }),
+      metrics: metrics.pusher,
+      bodyMaxChars: config.limits.bodyMaxChars,
+    });
+    fanout = pusherHttp;
+  }
+  // Channel authorizations are signed for the server the browsers connect to.
+  const signing = config.pusher ? { key: config.pusher.key, secret: config.pusher.secret } : { key: appKey, secret: appSecret };
   const chat: ChatContext = {
     db: database.db,
     broadcaster: createBroadcaster(fanout, logger, metrics.eventDispatched),
@@ -106,11 +121,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
         async authorize(socketId, channelName, actor) {
           // Recorded before the answer goes out, so the subscribe that follows finds it on any node.
           await realtime?.rememberSubscriber(socketId, channelName, String(actor.userId));
-          return channelAuth(appKey, appSecret, socketId, channelName);
+          return channelAuth(signing.key, signing.secret, socketId, channelName);
         },
         authenticateUser(socketId, actor) {
           const userData = JSON.stringify({ id: String(actor.userId) });
-          return { auth: userAuth(appKey, appSecret, socketId, userData), user_data: userData };
+          return { auth: userAuth(signing.key, signing.secret, socketId, userData), user_data: userData };
         },
       },
       metrics,
@@ -158,6 +173,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       } finally {
         clearInterval(closeIdle);
       }
+      pusherHttp?.close();
       await redis?.close();
       await database.close();
     },

@@ -3,8 +3,33 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-export const BROADCAST_DRIVERS = ['builtin', 'log'] as const;
+export const BROADCAST_DRIVERS = ['builtin', 'pusher', 'log'] as const;
 export type BroadcastDriver = (typeof BROADCAST_DRIVERS)[number];
+
+/**
+ * BROADCAST_CHAT_CHANNELS: whose chat channels (private-chat.*) the built-in server carries. `own`: this
+ * Parley's, so a conversation channel needs a fresh authorization from this Parley's auth endpoint (access can
+ * be revoked). `relay`: another Parley's (BROADCAST_DRIVER=pusher pointed here), which authorizes them; a valid
+ * signature is enough, as on any Pusher server.
+ */
+export const CHAT_CHANNEL_MODES = ['own', 'relay'] as const;
+export type ChatChannelMode = (typeof CHAT_CHANNEL_MODES)[number];
+
+/** BROADCAST_DRIVER=pusher: the external Pusher-compatible server (Laravel's PUSHER_* names). */
+export interface PusherConfig {
+  readonly appId: string;
+  readonly key: string;
+  readonly secret: string;
+  /** PUSHER_HOST, or hosted Pusher's api-{cluster}.pusher.com when unset. */
+  readonly host: string;
+  readonly port: number;
+  readonly scheme: 'http' | 'https';
+  readonly cluster: string;
+  /** Largest `data` of one event; larger events are not sent (logged and counted). */
+  readonly maxEventBytes: number;
+  /** Where browsers connect (GET /client-config): hosted Pusher's ws-{cluster}.pusher.com, or PUSHER_CLIENT_* / PUSHER_*. */
+  readonly client: { readonly host: string; readonly port: number; readonly tls: boolean };
+}
 
 export interface Limits {
   readonly bodyMaxChars: number;
@@ -52,7 +77,11 @@ export interface Config {
     readonly clientEventsPerSecond: number;
     /** Origins allowed to open a socket (exact match, or "*" for any). Empty: any. */
     readonly allowedOrigins: readonly string[];
+    /** Whose private-chat.* channels the built-in server carries (BROADCAST_CHAT_CHANNELS). */
+    readonly chatChannels: ChatChannelMode;
   };
+  /** Set when BROADCAST_DRIVER=pusher, else null. */
+  readonly pusher: PusherConfig | null;
   readonly presenceTimeoutMs: number;
   readonly presenceSweepMs: number;
   readonly typingTimeoutMs: number;
@@ -87,6 +116,51 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 function str(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = str(env, name) ?? fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const value = int(env, name, fallback);
+  if (value < 1 || value > 65535) throw new ConfigError(`${name} must be a port (1-65535), got "${env[name]}"`);
+  return value;
+}
+
+/** The external server of BROADCAST_DRIVER=pusher. Defaults as Laravel's config/broadcasting.php: hosted Pusher over https. */
+function pusherConfig(env: Env): PusherConfig {
+  const required = ['PUSHER_APP_ID', 'PUSHER_APP_KEY', 'PUSHER_APP_SECRET'] as const;
+  const missing = required.filter((name) => str(env, name) === null);
+  if (missing.length > 0) throw new ConfigError(`BROADCAST_DRIVER=pusher needs ${required.join(', ')} (missing: ${missing.join(', ')})`);
+  const cluster = str(env, 'PUSHER_APP_CLUSTER') ?? 'mt1';
+  const givenHost = str(env, 'PUSHER_HOST');
+  const scheme = oneOf(env, 'PUSHER_SCHEME', ['https', 'http'] as const, 'https');
+  const apiPort = port(env, 'PUSHER_PORT', scheme === 'https' ? 443 : 80);
+  let client: PusherConfig['client'];
+  if (givenHost === null) {
+    client = { host: `ws-${cluster}.pusher.com`, port: 443, tls: true };
+  } else {
+    // Browsers may reach the server at another address than Parley does (a public name, a proxy's port).
+    const clientHost = str(env, 'PUSHER_CLIENT_HOST');
+    const clientScheme = oneOf(env, 'PUSHER_CLIENT_SCHEME', ['https', 'http'] as const, scheme);
+    const sameAddress = clientHost === null && str(env, 'PUSHER_CLIENT_SCHEME') === null;
+    const clientPort = port(env, 'PUSHER_CLIENT_PORT', sameAddress ? apiPort : clientScheme === 'https' ? 443 : 80);
+    client = { host: clientHost ?? givenHost, port: clientPort, tls: clientScheme === 'https' };
+  }
+  return Object.freeze({
+    appId: str(env, 'PUSHER_APP_ID')!,
+    key: str(env, 'PUSHER_APP_KEY')!,
+    secret: str(env, 'PUSHER_APP_SECRET')!,
+    host: givenHost ?? `api-${cluster}.pusher.com`,
+    port: apiPort,
+    scheme,
+    cluster,
+    maxEventBytes: positiveInt(env, 'PUSHER_MAX_EVENT_BYTES', 10_240),
+    client: Object.freeze(client),
+  });
 }
 
 /** A comma-separated list; empty or unset is []. */
@@ -124,6 +198,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!(BROADCAST_DRIVERS as readonly string[]).includes(driver)) {
     throw new ConfigError(`BROADCAST_DRIVER must be one of ${BROADCAST_DRIVERS.join(', ')}, got "${driver}"`);
   }
+  const chatChannels = oneOf(env, 'BROADCAST_CHAT_CHANNELS', CHAT_CHANNEL_MODES, 'own');
+  if (chatChannels === 'relay' && driver !== 'builtin') {
+    throw new ConfigError('BROADCAST_CHAT_CHANNELS=relay is for the Parley whose built-in server carries another Parley’s events (BROADCAST_DRIVER=builtin)');
+  }
   const given = {
     jwtSecret: str(env, 'CHAT_JWT_SECRET'),
     serverKey: str(env, 'CHAT_SERVER_KEY'),
@@ -160,7 +238,9 @@ export function loadConfig(env: Env = process.env): Config {
       clientEvents: (str(env, 'BROADCAST_CLIENT_EVENTS') ?? '1') !== '0',
       clientEventsPerSecond: positiveInt(env, 'BROADCAST_CLIENT_EVENTS_PER_SECOND', 10),
       allowedOrigins: list(env, 'BROADCAST_ALLOWED_ORIGINS'),
+      chatChannels,
     }),
+    pusher: driver === 'pusher' ? pusherConfig(env) : null,
     presenceTimeoutMs: int(env, 'CHAT_PRESENCE_TIMEOUT_MS', 70_000),
     presenceSweepMs: int(env, 'CHAT_PRESENCE_SWEEP_MS', 5_000),
     typingTimeoutMs: int(env, 'CHAT_TYPING_TIMEOUT_MS', 8_000),

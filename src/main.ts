@@ -30,7 +30,9 @@ async function main(): Promise<void> {
         `Parley is running at http://localhost:${port} (embedded database in ${config.dataDir}).`,
         `  Web client: http://localhost:${port}/  (paste a token to sign in)`,
         `  API:        http://localhost:${port}/api/chat/v1  (OpenAPI: /api/chat/v1/openapi.json)`,
-        `  WebSocket:  ws://localhost:${port}/app/${appKey}  (Pusher protocol; key ${appKey})`,
+        config.pusher
+          ? `  WebSocket:  the external Pusher server ${config.pusher.client.tls ? 'wss' : 'ws'}://${config.pusher.client.host}:${config.pusher.client.port} (key ${config.pusher.key})`
+          : `  WebSocket:  ws://localhost:${port}/app/${appKey}  (Pusher protocol; key ${appKey})`,
         `  A token for user 1 (Alice), valid 24 h:`,
         `    ${example.token}`,
         `  More tokens: npm run token -- <userId> --name <name>`,

@@ -186,7 +186,7 @@ export async function removeParticipant(ctx: ChatContext, actor: Actor, groupId:
   }
   if (!(await deleteParticipant(ctx, groupId, userId))) throw notFound('Participant');
   // Their sockets stop receiving the conversation before anything else is said on it.
-  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId);
+  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'removed');
   await ctx.broadcaster.dispatch(
     [
       await participantsChanged(ctx, groupId, 'removed', actor.userId, [userId]),
@@ -216,7 +216,7 @@ export async function changeRole(ctx: ChatContext, actor: Actor, groupId: number
 export async function leaveGroup(ctx: ChatContext, actor: Actor, groupId: number): Promise<void> {
   const { participant } = await requireGroup(ctx.db, groupId, actor.userId);
   if (!(await deleteParticipant(ctx, groupId, actor.userId))) throw notFound('Group');
-  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), actor.userId);
+  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), actor.userId, 'left');
   const events: DomainEvent[] = [];
   const remaining = await ctx.db.selectFrom('conversations').select('participant_count').where('id', '=', groupId).executeTakeFirstOrThrow();
   if (remaining.participant_count === 0) {
@@ -250,7 +250,7 @@ export async function deleteGroup(ctx: ChatContext, actor: Actor, groupId: numbe
     await trx.deleteFrom('conversations').where('id', '=', groupId).execute();
     return rows.map((r) => r.user_id);
   });
-  for (const userId of participants) await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId);
+  for (const userId of participants) await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'group_deleted');
   await ctx.broadcaster.dispatch(
     participants.map((userId) => event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' })),
     actor.socketId,

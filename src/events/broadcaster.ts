@@ -1,19 +1,22 @@
 // Domain events → channels, broadcast name and payload → the fan-out driver. Called after commit, before the
 // HTTP response (the seed's synchronous dispatch).
 import type { Logger } from 'pino';
-import { EVENTS, channelsOf, type DomainEvent } from './catalog.js';
+import { EVENTS, channelsOf, type DomainEvent, type RevokeReason } from './catalog.js';
 
 /** Where frames go: the built-in socket server, other nodes, or an external Pusher server. */
 export interface Fanout {
   /** `data` is the event's payload as JSON text (what the Pusher HTTP API carries), encoded once by the caller. */
   publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;
-  /** Stop delivering channel to userId's sockets (a member removed from a group). */
-  unsubscribeUser(channel: string, userId: string): void | Promise<void>;
+  /**
+   * Stop delivering channel to userId's sockets (a member who lost a group). `reason` tells a removal by
+   * someone else from the user's own leaving and a deleted group (an external Pusher server acts only on the first).
+   */
+  unsubscribeUser(channel: string, userId: string, reason?: RevokeReason): void | Promise<void>;
 }
 
 export interface Broadcaster {
   dispatch(events: readonly DomainEvent[], exceptSocketId?: string): Promise<void>;
-  unsubscribeUser(channel: string, userId: number): Promise<void>;
+  unsubscribeUser(channel: string, userId: number, reason: RevokeReason): Promise<void>;
 }
 
 export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: (broadcastAs: string) => void = () => {}): Broadcaster {
@@ -33,9 +36,9 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
       });
       await Promise.all(pending);
     },
-    async unsubscribeUser(channel, userId) {
+    async unsubscribeUser(channel, userId, reason) {
       try {
-        await fanout.unsubscribeUser(channel, String(userId));
+        await fanout.unsubscribeUser(channel, String(userId), reason);
       } catch (err) {
         // The membership change is committed and must be answered: this node's sockets are already dropped,
         // and pending authorizations expire within a minute on their own.

@@ -11,6 +11,12 @@ export interface Metrics {
   readonly registry: Registry;
   eventDispatched(name: string): void;
   httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** BROADCAST_DRIVER=pusher: what the external server did not take (src/realtime/fanout/pusher-http.ts). */
+  readonly pusher: {
+    eventFailed(event: string, reason: string): void;
+    retried(): void;
+    terminationFailed(): void;
+  };
 }
 
 export function createMetrics(sources: MetricsSources): Metrics {
@@ -47,9 +53,27 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers: [registry],
   });
 
+  const pusherEventsFailed = new Counter({
+    name: 'parley_pusher_events_failed_total',
+    help: 'Events (or chunks of 100 channels) the external Pusher server did not take, by broadcast name and reason',
+    labelNames: ['event', 'reason'],
+    registers: [registry],
+  });
+  const pusherRetries = new Counter({ name: 'parley_pusher_retries_total', help: 'Pusher HTTP API requests sent again after a transient failure', registers: [registry] });
+  const pusherTerminationsFailed = new Counter({
+    name: 'parley_pusher_terminations_failed_total',
+    help: 'terminate_connections for removed group members that the external Pusher server did not take',
+    registers: [registry],
+  });
+
   return {
     registry,
     eventDispatched: (name) => events.inc({ event: name }),
     httpRequest: (method, route, status, seconds) => http.observe({ method, route, status: String(status) }, seconds),
+    pusher: {
+      eventFailed: (event, reason) => pusherEventsFailed.inc({ event, reason }),
+      retried: () => pusherRetries.inc(),
+      terminationFailed: () => pusherTerminationsFailed.inc(),
+    },
   };
 }

@@ -10,18 +10,16 @@ import { Id } from '../schemas.js';
 const DEMO_TOKEN_TTL_SECONDS = 24 * 3600;
 
 export const clientRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { config, chat, tokens }) => {
-  // ws_host / ws_port null: the socket is on the page's own host and port (Parley serves both). force_tls is
-  // what the server knows; a page loaded over https uses TLS anyway.
+  // Built-in server: ws_host / ws_port null, the socket is on the page's own host and port (Parley serves both);
+  // force_tls is what the server knows, a page loaded over https uses TLS anyway. BROADCAST_DRIVER=pusher: the
+  // external server's key and address, as browsers reach it. realtime false: no socket server at all (log).
+  const { pusher } = config;
+  const socket = pusher
+    ? { app_key: pusher.key, ws_host: pusher.client.host, ws_port: pusher.client.port, force_tls: pusher.client.tls }
+    : { app_key: config.broadcast.appKey, ws_host: null, ws_port: null, force_tls: false };
   app.get('/client-config', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
-    return {
-      app_key: config.broadcast.appKey,
-      ws_host: null,
-      ws_port: null,
-      force_tls: false,
-      realtime: config.broadcast.driver === 'builtin',
-      demo: config.demo,
-    };
+    return { ...socket, realtime: config.broadcast.driver !== 'log', demo: config.demo };
   });
 
   if (!config.demo) return;
