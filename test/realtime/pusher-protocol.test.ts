@@ -3,148 +3,26 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type ClientRequest, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { afterEach, describe, test } from 'node:test';
 import Echo from 'laravel-echo';
-import { pino } from 'pino';
-import PusherModule from 'pusher-js';
-import type { Options as PusherOptions } from 'pusher-js';
 import { WebSocket } from 'ws';
-import { createRealtimeServer, isValidSocketId, type RealtimeOptions, type RealtimeServer } from '../../src/realtime/index.js';
+import { isValidSocketId } from '../../src/realtime/index.js';
+import {
+  APP_KEY,
+  PONG,
+  RawClient,
+  SOCKET_ID,
+  cleanup,
+  connected,
+  pusherClient,
+  pusherError,
+  start,
+  succeeded,
+  waitFor,
+} from '../support/realtime.js';
 
-// pusher-js ships CommonJS whose typings say `export default`: at runtime the default import is
-// the class itself, for TypeScript it is the module. Take whichever is the constructor.
-const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
-type PusherClient = InstanceType<typeof Pusher>;
-
-const APP_KEY = 'test-key';
-const APP_SECRET = 'test-secret';
-const SOCKET_ID = /^\d+\.\d+$/;
-
-// ---------------------------------------------------------------------------------------------
-// Harness
-
-interface Harness {
-  rt: RealtimeServer;
-  port: number;
-  url(path?: string): string;
-}
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function start(options: Partial<RealtimeOptions> = {}): Promise<Harness> {
-  const rt = createRealtimeServer({ appKey: APP_KEY, appSecret: APP_SECRET, logger: pino({ level: 'silent' }), ...options });
-  const server: Server = createServer((_req, res) => res.writeHead(404).end());
-  server.on('upgrade', (req, socket, head) => {
-    if (!rt.handleUpgrade(req, socket, head)) socket.destroy();
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  cleanups.push(async () => {
-    await rt.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { rt, port, url: (path = `/app/${APP_KEY}?protocol=7&client=js&version=8.6.0`) => `ws://127.0.0.1:${port}${path}` };
-}
-
-/** A raw client that keeps every text frame in order, so tests can assert exact JSON. */
-class RawClient {
-  readonly ws: WebSocket;
-  readonly closed: Promise<{ code: number; reason: string }>;
-  private readonly frames: string[] = [];
-  private readonly waiters: ((frame: string) => void)[] = [];
-
-  private constructor(ws: WebSocket) {
-    this.ws = ws;
-    ws.on('message', (data) => {
-      const frame = data.toString();
-      const waiter = this.waiters.shift();
-      if (waiter) waiter(frame);
-      else this.frames.push(frame);
-    });
-    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  }
-
-  static async connect(url: string): Promise<RawClient> {
-    const ws = new WebSocket(url);
-    const client = new RawClient(ws);
-    cleanups.push(() => ws.terminate());
-    await once(ws, 'open');
-    return client;
-  }
-
-  /** Connects and consumes pusher:connection_established; returns the client and its socket id. */
-  static async established(url: string): Promise<{ client: RawClient; socketId: string }> {
-    const client = await RawClient.connect(url);
-    const hello = JSON.parse(await client.next()) as { event: string; data: string };
-    assert.equal(hello.event, 'pusher:connection_established');
-    const { socket_id } = JSON.parse(hello.data) as { socket_id: string };
-    return { client, socketId: socket_id };
-  }
-
-  next(timeoutMs = 2000): Promise<string> {
-    const queued = this.frames.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(onFrame), 1);
-        reject(new Error(`no frame within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onFrame = (frame: string): void => {
-        clearTimeout(timer);
-        resolve(frame);
-      };
-      this.waiters.push(onFrame);
-    });
-  }
-
-  send(frame: unknown): void {
-    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
-  }
-
-  subscribe(channel: string, auth?: string): void {
-    this.send({ event: 'pusher:subscribe', data: auth === undefined ? { channel } : { channel, auth } });
-  }
-
-  /** Proves the socket is open and that nothing else was queued before: the very next frame is a pong. */
-  async assertNextIsPong(): Promise<void> {
-    this.send({ event: 'pusher:ping', data: {} });
-    assert.equal(await this.next(), PONG);
-  }
-}
-
-const PONG = '{"event":"pusher:pong","data":"{}"}';
-const succeeded = (channel: string): string =>
-  `{"event":"pusher_internal:subscription_succeeded","channel":${JSON.stringify(channel)},"data":"{}"}`;
-const pusherError = (code: number, message: string): string =>
-  JSON.stringify({ event: 'pusher:error', data: JSON.stringify({ code, message }) });
-
-function pusherClient(h: Harness, options: Partial<PusherOptions> = {}, key = APP_KEY): PusherClient {
-  const client = new Pusher(key, {
-    cluster: 'mt1',
-    wsHost: '127.0.0.1',
-    wsPort: h.port,
-    forceTLS: false,
-    enabledTransports: ['ws'],
-    disableStats: true,
-    channelAuthorization: {
-      customHandler: (params, callback) => callback(null, { auth: h.rt.authorize(params.socketId, params.channelName) }),
-    },
-    ...options,
-  });
-  cleanups.push(() => client.disconnect());
-  return client;
-}
-
-function connected(client: PusherClient): Promise<void> {
-  return new Promise((resolve) => client.connection.bind('connected', () => resolve()));
-}
+afterEach(cleanup);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -565,11 +443,3 @@ describe('real clients', () => {
     echo.disconnect();
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -1,0 +1,175 @@
+// Harness for black-box tests of the embedded Pusher protocol v7 server: the realtime server on a real
+// node:http server, raw `ws` clients that keep every frame for exact assertions, and pusher-js clients as
+// apps use them. Everything a test opens is closed by `cleanup`, which each test file registers itself:
+//
+//   afterEach(cleanup);
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import PusherModule from 'pusher-js';
+import type { Options as PusherOptions } from 'pusher-js';
+import { WebSocket, type ClientOptions } from 'ws';
+import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from '../../src/realtime/index.js';
+
+// pusher-js ships CommonJS whose typings say `export default`: at runtime the default import is
+// the class itself, for TypeScript it is the module. Take whichever is the constructor.
+export const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
+export type PusherClient = InstanceType<typeof Pusher>;
+
+export const APP_KEY = 'test-key';
+export const APP_SECRET = 'test-secret';
+export const SOCKET_ID = /^\d+\.\d+$/;
+
+export interface Harness {
+  rt: RealtimeServer;
+  port: number;
+  /** A ws:// URL on this server; by default the one pusher-js connects to. */
+  url(path?: string): string;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+/** Runs something when the current test ends (last registered, first run). */
+export function onCleanup(fn: () => Promise<void> | void): void {
+  cleanups.push(fn);
+}
+
+/** Closes every client and server the test opened. Register with `afterEach(cleanup)`. */
+export async function cleanup(): Promise<void> {
+  while (cleanups.length > 0) await cleanups.pop()!();
+}
+
+/** A realtime server with the test app key and secret (plus `options`) on a fresh port of 127.0.0.1. */
+export async function start(options: Partial<RealtimeOptions> = {}): Promise<Harness> {
+  const rt = createRealtimeServer({ appKey: APP_KEY, appSecret: APP_SECRET, logger: pino({ level: 'silent' }), ...options });
+  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  server.on('upgrade', (req, socket, head) => {
+    if (!rt.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  onCleanup(async () => {
+    await rt.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { rt, port, url: (path = `/app/${APP_KEY}?protocol=7&client=js&version=8.6.0`) => `ws://127.0.0.1:${port}${path}` };
+}
+
+/** A raw client that keeps every text frame in order, so tests can assert exact JSON. */
+export class RawClient {
+  readonly ws: WebSocket;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly frames: string[] = [];
+  private readonly waiters: ((frame: string) => void)[] = [];
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.on('message', (data) => {
+      const frame = data.toString();
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(frame);
+      else this.frames.push(frame);
+    });
+    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  }
+
+  /** Opens a socket (ws client options such as `origin` pass through) and resolves once it is open. */
+  static async connect(url: string, options?: ClientOptions): Promise<RawClient> {
+    const ws = new WebSocket(url, options);
+    const client = new RawClient(ws);
+    onCleanup(() => ws.terminate());
+    await once(ws, 'open');
+    return client;
+  }
+
+  /** Connects and consumes pusher:connection_established; returns the client and its socket id. */
+  static async established(url: string, options?: ClientOptions): Promise<{ client: RawClient; socketId: string }> {
+    const client = await RawClient.connect(url, options);
+    const hello = JSON.parse(await client.next()) as { event: string; data: string };
+    assert.equal(hello.event, 'pusher:connection_established');
+    const { socket_id } = JSON.parse(hello.data) as { socket_id: string };
+    return { client, socketId: socket_id };
+  }
+
+  next(timeoutMs = 2000): Promise<string> {
+    const queued = this.frames.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(onFrame), 1);
+        reject(new Error(`no frame within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onFrame = (frame: string): void => {
+        clearTimeout(timer);
+        resolve(frame);
+      };
+      this.waiters.push(onFrame);
+    });
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  subscribe(channel: string, auth?: string): void {
+    this.send({ event: 'pusher:subscribe', data: auth === undefined ? { channel } : { channel, auth } });
+  }
+
+  /** Proves the socket is open and that nothing else was queued before: the very next frame is a pong. */
+  async assertNextIsPong(): Promise<void> {
+    this.send({ event: 'pusher:ping', data: {} });
+    assert.equal(await this.next(), PONG);
+  }
+}
+
+export const PONG = '{"event":"pusher:pong","data":"{}"}';
+
+/** The exact pusher_internal:subscription_succeeded of a public, private or encrypted channel. */
+export const succeeded = (channel: string): string =>
+  `{"event":"pusher_internal:subscription_succeeded","channel":${JSON.stringify(channel)},"data":"{}"}`;
+
+/** The exact pusher:error frame (no channel). */
+export const pusherError = (code: number, message: string): string =>
+  JSON.stringify({ event: 'pusher:error', data: JSON.stringify({ code, message }) });
+
+/** The exact pusher:subscription_error frame. */
+export const subscriptionError = (channel: string, type: string, error: string, status: number): string =>
+  JSON.stringify({ event: 'pusher:subscription_error', channel, data: JSON.stringify({ type, error, status }) });
+
+/** A pusher-js client on the harness; by default private channels are signed with rt.authorize. */
+export function pusherClient(h: Harness, options: Partial<PusherOptions> = {}, key = APP_KEY): PusherClient {
+  const client = new Pusher(key, {
+    cluster: 'mt1',
+    wsHost: '127.0.0.1',
+    wsPort: h.port,
+    forceTLS: false,
+    enabledTransports: ['ws'],
+    disableStats: true,
+    channelAuthorization: {
+      customHandler: (params, callback) => callback(null, { auth: h.rt.authorize(params.socketId, params.channelName) }),
+    },
+    ...options,
+  });
+  onCleanup(() => client.disconnect());
+  return client;
+}
+
+/** Resolves once the pusher-js client is connected (at once if it already is). */
+export function connected(client: PusherClient): Promise<void> {
+  if (client.connection.state === 'connected') return Promise.resolve();
+  return new Promise((resolve) => client.connection.bind('connected', () => resolve()));
+}
+
+/** Polls `condition` every 10 ms; fails after timeoutMs. For state the server reaches after a socket event. */
+export async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
