@@ -341,13 +341,21 @@ describe('keepalive, limits and shutdown', () => {
     assert.equal(client.ws.readyState, WebSocket.OPEN);
   });
 
-  test('a frame larger than maxMessageBytes closes the socket with 1009 and the server carries on', async () => {
+  test('a frame larger than maxMessageBytes gets a pusher:error naming the limit, close 1009 with that reason, and the server carries on', async () => {
     const h = await start({ maxMessageBytes: 1_000 });
     const { client } = await RawClient.established(h.url());
-    client.send({ event: 'pusher:subscribe', data: { channel: 'x'.repeat(2_000) } });
-    assert.equal((await client.closed).code, 1009);
+    client.send({ event: 'pusher:subscribe', data: { channel: 'x'.repeat(1_500) } });
+    assert.equal(await client.next(), pusherError(4300, 'Message too big (limit 1000 bytes)'));
+    assert.deepEqual(await client.closed, { code: 1009, reason: 'Message too big (limit 1000 bytes)' });
     const other = await RawClient.established(h.url());
     await other.client.assertNextIsPong();
+  });
+
+  test('a frame far above the limit is not even read: close 1009 as soon as its length is known', async () => {
+    const h = await start({ maxMessageBytes: 1_000 });
+    const { client } = await RawClient.established(h.url());
+    client.send({ event: 'pusher:subscribe', data: { channel: 'x'.repeat(5_000) } });
+    assert.equal((await client.closed).code, 1009);
   });
 
   test('a socket that does not read is closed with 4100 instead of buffering without bound', async () => {

@@ -3,9 +3,10 @@
 //
 // - Path /app/{key}: a wrong key is answered with pusher:error 4001 and close 4001 after the
 //   upgrade, because that is how pusher-js learns not to retry.
-// - Oversize frames: ws's maxPayload stops reading a frame as soon as its length header exceeds the
-//   limit (nothing is buffered) and closes with 1009 "Message Too Big"; pusher-js reconnects after
-//   1 s. No pusher:error can be sent first: ws has already started the close.
+// - Oversize frames: a frame above maxMessageBytes gets a pusher:error 4300 naming the limit, then close 1009
+//   "Message too big (limit N bytes)"; pusher-js reconnects after 1 s. To bound memory, ws's own maxPayload is
+//   twice the limit: it stops reading a larger frame as soon as its length header arrives (nothing is
+//   buffered) and closes with 1009 too, but without a reason (ws closes before we hear of it).
 // - Binary frames are not part of the protocol: non-fatal pusher:error 4300.
 
 import type { IncomingMessage } from 'node:http';
@@ -49,7 +50,7 @@ export class PusherServer {
       noServer: true,
       clientTracking: false, // we track connections ourselves, by socket id
       perMessageDeflate: false, // per-socket compression would defeat sending one shared frame
-      maxPayload: options.maxMessageBytes,
+      maxPayload: options.maxMessageBytes * 2, // see the header comment
     });
   }
 
@@ -160,6 +161,12 @@ export class PusherServer {
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       keepalive.touch();
+      if (byteLength(data) > this.options.maxMessageBytes) {
+        const reason = `Message too big (limit ${this.options.maxMessageBytes} bytes)`;
+        conn.fail(new PusherError(PusherErrorCode.Generic, reason));
+        conn.close(MESSAGE_TOO_BIG, reason);
+        return;
+      }
       if (isBinary) {
         conn.fail(new PusherError(PusherErrorCode.Generic, 'Binary frames are not supported'));
         return;
@@ -195,6 +202,14 @@ export class PusherServer {
     keepalive.start();
     logger.debug({ socketId: id }, 'connection opened');
   }
+}
+
+/** RFC 6455's close code for a message too big to process. */
+const MESSAGE_TOO_BIG = 1009;
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
 function toText(data: RawData): string {
