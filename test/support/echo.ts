@@ -47,6 +47,8 @@ export interface EchoClientOptions {
   readonly token?: string | null;
   /** Replaces the HTTP auth endpoint (e.g. to present a forged or replayed signature on the socket). */
   readonly authorize?: ChannelAuthorizationHandler;
+  /** Also sign the socket in as the user (pusher:signin through /broadcasting/user-auth) once connected. */
+  readonly signin?: boolean;
 }
 
 /**
@@ -97,6 +99,9 @@ export class EchoClient {
       authEndpoint: `${app.api}/broadcasting/auth`,
       auth: { headers: token === null ? {} : { Authorization: `Bearer ${token}` } },
       ...(options.authorize ? { channelAuthorization: { customHandler: options.authorize } } : {}),
+      ...(options.signin
+        ? { userAuthentication: { endpoint: `${app.api}/broadcasting/user-auth`, transport: 'ajax' as const, headers: token === null ? {} : { Authorization: `Bearer ${token}` } } }
+        : {}),
     });
     const client = new EchoClient(userId, echo);
     const connection = echo.connector.pusher.connection;
@@ -111,6 +116,7 @@ export class EchoClient {
         resolve();
       });
     });
+    if (options.signin) echo.connector.pusher.signin();
     return client;
   }
 
