@@ -1,0 +1,143 @@
+// docs/benchmarks.md and docs/bench/*.svg, generated from the latest full run of each benchmark
+// (docs/bench/results/<name>.json). The hand-written analysis of each benchmark comes from bench/ANALYSIS.md
+// (a "## <name>" section each), so the page says why a figure is what it is, not only what it is.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ROOT } from './parley.js';
+import { BENCHMARKS, loadResult, type Result } from './report.js';
+import { fmt } from './stats.js';
+import { barChartSvg, latencyChartSvg } from './svg.js';
+
+const DOCS = join(ROOT, 'docs');
+const CHARTS = join(DOCS, 'bench');
+const ANALYSIS = join(ROOT, 'bench', 'ANALYSIS.md');
+
+const WHAT: Record<string, string> = {
+  fanout:
+    '1,000 clients subscribed to one public channel; events triggered through the Pusher HTTP API (`POST /apps/{app_id}/events`, signed by the official `pusher` SDK over a keep-alive connection). ' +
+    'Each event carries its send time; each client computes the latency of each delivery. A throughput phase keeps 4 triggers in flight and counts deliveries per second at the clients ' +
+    '(from the first trigger until the last delivery arrived); a latency phase triggers at a fixed rate, well below every setup’s limit. ' +
+    'The same clients and publisher run against Parley, a bare `ws` broadcast server (`bench/servers/bare-ws.ts`: once sending a string per socket, once a Buffer built once per event) and Soketi 1.6.1 when it is installed.',
+  'chat-e2e':
+    'A group of 1,000 members, each a connected client subscribed to `private-chat.user.{id}` and the group’s `private-chat.conversation.{id}`, both authorized through `/api/chat/v1/broadcasting/auth` as pusher-js does. ' +
+    'One member posts messages one at a time (`POST /conversations/{id}/messages`); the figure is the time from just before the POST until every member has both its `MessageSent` and its `InboxUpdated`. On PostgreSQL. ' +
+    'Baseline: the bare `ws` server delivering the same frames (one `MessageSent` to the conversation channel, an `InboxUpdated` JSON-encoded per member) with no database and no HTTP API.',
+  ingest:
+    'Sustained `POST /conversations/{id}/messages` across 200 direct conversations with both members of each connected (so every message is delivered: `MessageSent` to two sockets, `InboxUpdated` to two users), 32 sends in flight, on PostgreSQL. ' +
+    'Baseline on the same database and table: a raw single-row `INSERT INTO messages` loop with `pg`, as many in flight, and once on one connection.',
+  connections:
+    '20,000 idle clients (or as many as the server process may open files for), each subscribed to its own private channel, opened by 4 client processes from 4 source addresses (127.0.0.2–5) so no single address runs out of ephemeral ports. ' +
+    'Connections per second while opening; the server’s resident memory per connection once all are open and idle. Baseline: the bare `ws` server holding the same connections.',
+};
+
+function analysis(): Map<string, string> {
+  const sections = new Map<string, string>();
+  if (!existsSync(ANALYSIS)) return sections;
+  let current: string | null = null;
+  for (const line of readFileSync(ANALYSIS, 'utf8').split('\n')) {
+    const heading = /^## (\S+)\s*$/.exec(line);
+    if (heading) {
+      current = heading[1]!;
+      sections.set(current, '');
+    } else if (current !== null) {
+      sections.set(current, sections.get(current)! + line + '\n');
+    }
+  }
+  return sections;
+}
+
+const cell = (text: string) => text.replaceAll('|', '\\|');
+
+function resultSection(r: Result, notes: string | undefined): string[] {
+  const out: string[] = [];
+  const m = r.machine;
+  out.push(`## ${r.benchmark}`, '', `**${r.title}.**`, '', WHAT[r.benchmark] ?? '', '');
+  out.push(
+    `Latest full run: ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC, ${r.seconds} s; ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM, Node ${m.node}` +
+      `${m.postgres ? `, ${m.postgres}` : ''}; \`npm run bench -- ${r.benchmark}\`.`,
+    '',
+  );
+  out.push('| parameter | value |', '|---|---|', ...Object.entries(r.parameters).map(([k, v]) => `| ${cell(k)} | ${cell(String(v))} |`), '');
+  out.push(`| setup | ${r.columns.map((c) => cell(c.label)).join(' | ')} |`, `|---|${r.columns.map(() => '---:').join('|')}|`);
+  for (const row of r.rows) {
+    const name = row.parley ? `**${cell(row.setup)}**` : cell(row.setup);
+    out.push(`| ${name} | ${r.columns.map((c) => fmt(row.figures[c.key] ?? NaN)).join(' | ')} |`);
+  }
+  out.push('');
+  if (r.comparisons.length > 0) {
+    out.push('Ratios, same run:', '', ...r.comparisons.map((c) => `- ${c.label}: **${c.value.toFixed(2)}×**`), '');
+  }
+  if (r.targets.length > 0) {
+    out.push('Against the targets of issue 5:', '');
+    out.push('| target | wanted | reached | of the target | |', '|---|---|---|---:|---|');
+    for (const t of r.targets) out.push(`| ${cell(t.label)} | ${cell(t.target)} | ${cell(t.actual)} | ${t.score.toFixed(2)}× | ${t.met ? 'met' : '**not met**'} |`);
+    out.push('');
+  }
+  if (r.notes.length > 0) out.push(...r.notes.map((n) => `- ${n}`), '');
+  for (const chart of [...r.charts.bars, ...r.charts.latency]) out.push(`![${chart.title}](bench/${chart.file})`, '');
+  if (notes?.trim()) out.push(notes.trim(), '');
+  return out;
+}
+
+/** Writes the charts and docs/benchmarks.md from the stored results; returns the files written. */
+export function writeDocs(): string[] {
+  mkdirSync(CHARTS, { recursive: true });
+  const written: string[] = [];
+  const results = BENCHMARKS.map((name) => loadResult(name)).filter((r): r is Result => r !== null);
+  for (const r of results) {
+    for (const chart of r.charts.bars) {
+      writeFileSync(join(CHARTS, chart.file), barChartSvg(chart));
+      written.push(join(CHARTS, chart.file));
+    }
+    for (const chart of r.charts.latency) {
+      writeFileSync(join(CHARTS, chart.file), latencyChartSvg(chart));
+      written.push(join(CHARTS, chart.file));
+    }
+  }
+  const texts = analysis();
+  const out: string[] = [
+    '# Benchmarks',
+    '',
+    '<!-- Generated by `npm run bench` (bench/lib/docs.ts) from docs/bench/results/*.json and bench/ANALYSIS.md. Do not edit by hand: run a benchmark, or edit bench/ANALYSIS.md and run `npm run bench -- --docs`. -->',
+    '',
+    'Four benchmarks measure what Parley promises about speed, each beside a baseline measured **in the same run** on the same machine, ' +
+      'so a figure can be read against the limit of its stack rather than against a number from elsewhere. ' +
+      'Load generators are separate processes (`bench/load/worker.ts`, forked by the driver) speaking the Pusher protocol over real sockets with the `ws` client; ' +
+      'servers (Parley, the baselines) run as processes of their own, Parley as `node --import tsx src/main.ts` with its configuration in the environment and a fresh PostgreSQL database.',
+    '',
+    '## Running them',
+    '',
+    '```bash',
+    'npm install',
+    'npm run bench -- fanout          # or chat-e2e, ingest, connections, all',
+    'npm run bench -- all --smoke     # a few clients for a second or two: checks they work (CI runs this)',
+    'npm run bench:install-soketi     # optional: Soketi 1.6.1 in bench/soketi/, outside Parley\'s dependencies',
+    '```',
+    '',
+    'They need the machine\'s PostgreSQL at `127.0.0.1:5432` (as the tests do; `BENCH_DATABASE_URL` names another admin URL, where each run creates and drops a `parley_bench_*` database). ' +
+      'Each prints progress while it runs and a report with the figures, the ratios against its baseline and the targets of issue 5. ' +
+      'A full run (without `--smoke`) also stores its result in `docs/bench/results/<name>.json` and regenerates this page and the charts in `docs/bench/`. ' +
+      '`--setup <name>` runs only some setups (for quick comparisons; nothing is written). A full run of one benchmark takes one to four minutes.',
+    '',
+    'The machine is shared by every process on it, the benchmark\'s own included: clients, server and database compete for the same cores. ' +
+      'Each report therefore shows where the CPU went during the measurement (server, PostgreSQL, clients, and **other**: processes outside the benchmark). ' +
+      'A figure measured while *other* was well above zero is lower than the same code reaches on a quiet machine; the notes under each table say so.',
+    '',
+    '## Summary',
+    '',
+    '| benchmark | target (issue 5) | reached | of the target | |',
+    '|---|---|---|---:|---|',
+  ];
+  for (const r of results) {
+    for (const t of r.targets) out.push(`| [${r.benchmark}](#${r.benchmark}) | ${cell(t.label)}: ${cell(t.target)} | ${cell(t.actual)} | ${t.score.toFixed(2)}× | ${t.met ? 'met' : '**not met**'} |`);
+  }
+  const missing = BENCHMARKS.filter((b) => !results.some((r) => r.benchmark === b));
+  if (missing.length > 0) out.push('', `No full run stored yet for: ${missing.join(', ')}.`);
+  if (texts.get('summary')?.trim()) out.push('', texts.get('summary')!.trim());
+  out.push('');
+  for (const r of results) out.push(...resultSection(r, texts.get(r.benchmark)));
+  const file = join(DOCS, 'benchmarks.md');
+  writeFileSync(file, out.join('\n'));
+  written.push(file);
+  return written.map((f) => relative(ROOT, f));
+}

@@ -1,0 +1,83 @@
+// npm run bench -- <fanout|chat-e2e|ingest|connections|all> [--smoke]
+//
+// Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
+// full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
+// SVG charts under docs/bench/. See docs/benchmarks.md.
+import { parseArgs } from 'node:util';
+import { chatE2e } from './benchmarks/chat-e2e.js';
+import { connections } from './benchmarks/connections.js';
+import { fanout } from './benchmarks/fanout.js';
+import { ingest } from './benchmarks/ingest.js';
+import { writeDocs } from './lib/docs.js';
+import { machine } from './lib/machine.js';
+import { postgresVersion } from './lib/parley.js';
+import { log, openFiles } from './lib/procs.js';
+import { BENCHMARKS, printResult, saveResult, type BenchmarkName, type Result } from './lib/report.js';
+
+export interface BenchOptions {
+  readonly smoke: boolean;
+  /** Only the setups whose names contain one of these (case-insensitive); all when empty. */
+  readonly setups: readonly string[];
+}
+
+type Runner = (options: BenchOptions) => Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>>;
+
+const RUNNERS: Record<BenchmarkName, Runner> = {
+  fanout,
+  'chat-e2e': chatE2e,
+  ingest,
+  connections,
+};
+
+const usage = `usage: npm run bench -- <${BENCHMARKS.join('|')}|all> [--smoke] [--no-docs] [--setup S]
+       npm run bench -- --docs   (regenerate docs/benchmarks.md and the charts from the stored results)
+  --smoke    a tiny variant (a few clients, a second or two): checks that the benchmark works, measures nothing
+  --no-docs  do not write docs/benchmarks.md and docs/bench/ after a full run
+  --setup S  only the setups whose names contain S (repeatable; e.g. --setup parley --setup soketi); implies --no-docs`;
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { docs: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, setup: { type: 'string', multiple: true, default: [] }, 'no-docs': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.docs && positionals.length === 0) {
+    log(`wrote ${writeDocs().join(', ')}`);
+    return;
+  }
+  if (values.help || positionals.length === 0) {
+    log(usage);
+    process.exit(values.help ? 0 : 2);
+  }
+  const names = positionals.includes('all') ? [...BENCHMARKS] : positionals;
+  for (const name of names) {
+    if (!(BENCHMARKS as readonly string[]).includes(name)) {
+      log(`unknown benchmark "${name}"\n${usage}`);
+      process.exit(2);
+    }
+  }
+  const smoke = values.smoke === true;
+  const m = { ...machine(), postgres: await postgresVersion().catch(() => 'PostgreSQL (version unknown)') };
+  const files = openFiles(process.pid);
+  log(`Parley benchmarks${smoke ? ' (smoke)' : ''}: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.postgres}; open files limit ${files.limit}`);
+
+  let failed = false;
+  for (const name of names as BenchmarkName[]) {
+    log(`\n# ${name}`);
+    const started = performance.now();
+    try {
+      const partial = await RUNNERS[name]({ smoke, setups: values.setup ?? [] });
+      const result: Result = { ...partial, machine: m, finishedAt: new Date().toISOString(), seconds: Math.round((performance.now() - started) / 1000) };
+      printResult(result);
+      if (!smoke && (values.setup ?? []).length === 0) {
+        saveResult(result);
+        if (!values['no-docs'] && (values.setup ?? []).length === 0) log(`wrote ${writeDocs().join(', ')}`);
+      }
+    } catch (err) {
+      failed = true;
+      log(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+void main();
