@@ -40,6 +40,8 @@ export class ChannelRegistry {
   private readonly channels = new Map<string, Map<Subscriber, string | undefined>>();
   /** presence channel → user id → member; insertion order is join order. */
   private readonly rosters = new Map<string, Map<string, RosterEntry>>();
+  /** Subscriptions not yet answered with subscription_succeeded (shared presence): they get no frames until then. */
+  private readonly pending = new Map<string, Set<Subscriber>>();
   private subscriptionCount = 0;
   private readonly events: RegistryEvents;
 
@@ -67,9 +69,14 @@ export class ChannelRegistry {
    * Subscribes to a presence channel as `member`. Returns true when this is the user's first connection
    * on the channel (the others must be told: member_added). Subscribing the same socket twice counts once.
    */
-  join(subscriber: Subscriber, channel: string, member: PresenceMember): boolean {
+  join(subscriber: Subscriber, channel: string, member: PresenceMember, options: { pending?: boolean } = {}): boolean {
     if (this.isSubscribed(subscriber, channel)) return false;
     this.subscribe(subscriber, channel, member.userId);
+    if (options.pending) {
+      let waiting = this.pending.get(channel);
+      if (waiting === undefined) this.pending.set(channel, (waiting = new Set()));
+      waiting.add(subscriber);
+    }
     let roster = this.rosters.get(channel);
     if (roster === undefined) {
       roster = new Map();
@@ -84,10 +91,17 @@ export class ChannelRegistry {
     return true;
   }
 
+  /** A pending subscription was answered: from now on it gets the channel's frames. */
+  activate(subscriber: Subscriber, channel: string): void {
+    const waiting = this.pending.get(channel);
+    if (waiting?.delete(subscriber) && waiting.size === 0) this.pending.delete(channel);
+  }
+
   /** Returns whether the subscriber was subscribed. */
   unsubscribe(subscriber: Subscriber, channel: string): boolean {
     const members = this.channels.get(channel);
     if (members === undefined || !members.has(subscriber)) return false;
+    this.activate(subscriber, channel);
     const userId = members.get(subscriber);
     members.delete(subscriber);
     this.subscriptionCount--;
@@ -128,10 +142,11 @@ export class ChannelRegistry {
     const members = this.channels.get(channel);
     if (members === undefined) return 0;
     let sent = 0;
+    const waiting = this.pending.get(channel); // almost always undefined: one lookup per frame, not per socket
     // Iterating live is safe: a send never changes this map synchronously (a slow socket is
     // closed, and only its later 'close' event unsubscribes it).
     for (const subscriber of members.keys()) {
-      if (subscriber.id !== exceptId && subscriber.send(frame)) sent++;
+      if (subscriber.id !== exceptId && waiting?.has(subscriber) !== true && subscriber.send(frame)) sent++;
     }
     return sent;
   }

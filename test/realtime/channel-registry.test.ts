@@ -30,6 +30,18 @@ describe('ChannelRegistry', () => {
     assert.deepEqual(b!.received, []);
   });
 
+  test('a pending presence subscription gets no frames until it is activated, and counts as a member at once', () => {
+    const registry = new ChannelRegistry();
+    const [present, joining] = [new FakeSubscriber('1.1'), new FakeSubscriber('2.2')];
+    registry.join(present, 'presence-room', { userId: 'a', info: null });
+    assert.equal(registry.join(joining, 'presence-room', { userId: 'b', info: null }, { pending: true }), true);
+    assert.equal(registry.memberCount('presence-room'), 2);
+    assert.equal(registry.broadcast('presence-room', 'before'), 1);
+    registry.activate(joining, 'presence-room');
+    assert.equal(registry.broadcast('presence-room', 'after'), 2);
+    assert.deepEqual(joining.received, ['after']);
+  });
+
   test('broadcast to a channel nobody is in sends nothing', () => {
     assert.equal(new ChannelRegistry().broadcast('empty', 'x'), 0);
   });

@@ -178,7 +178,8 @@ function subscribePresence(ctx: HandlerContext, conn: Connection, channel: strin
 function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, conn: Connection, channel: string, member: PresenceMember): void {
   const { registry } = ctx;
   const again = registry.isSubscribed(conn, channel);
-  const firstHere = registry.join(conn, channel, member);
+  // Counted here at once (so a second local tab is not "first"), but sent nothing until subscription_succeeded.
+  const firstHere = registry.join(conn, channel, member, { pending: true });
   const pending: Promise<SharedJoin> = firstHere
     ? shared.join(channel, member, ctx.maxPresenceMembers)
     : shared.members(channel).then((members) => ({ full: false, first: false, members }));
@@ -191,6 +192,7 @@ function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, co
       }
       if (result.first) ctx.deliver(channel, memberAdded(channel, member), conn.id);
       if (conn.isOpen) conn.send(presenceSucceeded(channel, result.members));
+      registry.activate(conn, channel);
     },
     (err: unknown) => {
       ctx.logger.warn({ err, channel }, 'shared presence unavailable');
