@@ -83,7 +83,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // BROADCAST_DRIVER=pusher: no socket server here; events go to the external server's HTTP API.
   let pusherHttp: PusherHttpFanout | null = null;
   if (config.pusher) {
-    pusherHttp = pusherHttpFanout({
+    pusherHttp = await pusherHttpFanout({
       ...config.pusher,
       logger: logger.child({ component: 'pusher-http' }),
       metrics: metrics.pusher,

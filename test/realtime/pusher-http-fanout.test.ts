@@ -32,8 +32,8 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
     metrics = createMetrics({ realtime: () => null, databasePool: () => null, redisUp: () => null });
   });
 
-  function fanout(overrides: Partial<PusherHttpOptions> = {}): PusherHttpFanout {
-    const f = pusherHttpFanout({
+  async function fanout(overrides: Partial<PusherHttpOptions> = {}): Promise<PusherHttpFanout> {
+    const f = await pusherHttpFanout({
       appId: server.appId,
       key: server.key,
       secret: server.secret,
@@ -57,7 +57,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('an event is one signed POST /apps/{id}/events with the data text as is, the event name, the channels and socket_id', async () => {
     const data = JSON.stringify({ id: 1, body: 'Grüße 👋', nested: { a: [1, 2] } });
-    await fanout().publish(['private-chat.conversation.7'], 'MessageSent', data, '123.456');
+    await (await fanout()).publish(['private-chat.conversation.7'], 'MessageSent', data, '123.456');
 
     assert.equal(server.requests.length, 1);
     const [request] = server.requests;
@@ -68,7 +68,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
   });
 
   test('no socket_id is sent without one, nor for a value that is not a Pusher socket id', async () => {
-    const f = fanout();
+    const f = await fanout();
     await f.publish(['private-chat.user.1'], 'InboxUpdated', '{}');
     await f.publish(['private-chat.user.1'], 'InboxUpdated', '{}', 'not-a-socket');
     assert.deepEqual(server.events().map((e) => 'socket_id' in e), [false, false]);
@@ -77,7 +77,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
   test('250 channels go as chunks of 100, 100 and 50, each sent only after the previous one was answered', async () => {
     server.answer = () => ({ delayMs: 30 });
     const channels = channelsUpTo(250);
-    await fanout().publish(channels, 'UserPresenceChanged', '{"user_id":1,"is_online":true}', '1.2');
+    await (await fanout()).publish(channels, 'UserPresenceChanged', '{"user_id":1,"is_online":true}', '1.2');
 
     const events = server.events();
     assert.deepEqual(events.map((e) => e.channels.length), [100, 100, 50]);
@@ -90,7 +90,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('events sharing a channel reach the server in publish order even when the first is slow; unrelated channels are not held up', async () => {
     server.answer = (request) => (request.body.name === 'First' ? { delayMs: 150 } : {});
-    const f = fanout();
+    const f = await fanout();
     // As the broadcaster does: every publish started before any is awaited.
     const all = Promise.all([
       f.publish(['private-chat.conversation.1'], 'First', '{}'),
@@ -107,7 +107,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('an event above maxEventBytes is not sent: logged at error level with event, channels, size and limit, and counted', async () => {
     const data = JSON.stringify({ body: 'x'.repeat(300) });
-    await fanout({ maxEventBytes: 200 }).publish(['private-chat.conversation.9'], 'MessageSent', data);
+    await (await fanout({ maxEventBytes: 200 })).publish(['private-chat.conversation.9'], 'MessageSent', data);
 
     assert.equal(server.requests.length, 0);
     const line = log.lines.find((l) => l.level === 50);
@@ -122,7 +122,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
   });
 
   test('the size limit counts UTF-8 bytes, not characters', async () => {
-    const f = fanout({ maxEventBytes: 100 });
+    const f = await fanout({ maxEventBytes: 100 });
     await f.publish(['private-chat.user.1'], 'Fits', JSON.stringify('é'.repeat(40))); // 82 bytes
     await f.publish(['private-chat.user.1'], 'TooLarge', JSON.stringify('é'.repeat(60))); // 122 bytes, 62 characters
     assert.deepEqual(server.events().map((e) => e.name), ['Fits']);
@@ -130,7 +130,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a 413 from the server is logged with its status and counted, and not retried', async () => {
     server.answer = () => ({ status: 413, body: '{"message":"Payload too large"}' });
-    await fanout().publish(['private-chat.conversation.1'], 'MessageSent', '{"id":1}');
+    await (await fanout()).publish(['private-chat.conversation.1'], 'MessageSent', '{"id":1}');
 
     assert.equal(server.requests.length, 1);
     const line = log.lines.find((l) => l.level === 50)!;
@@ -144,7 +144,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a 4xx other than 413 (bad credentials, say) is logged as rejected and not retried', async () => {
     server.answer = () => ({ status: 401, body: 'Invalid signature' });
-    await fanout().publish(['private-chat.conversation.1'], 'MessageSent', '{}');
+    await (await fanout()).publish(['private-chat.conversation.1'], 'MessageSent', '{}');
     assert.equal(server.requests.length, 1);
     const line = log.lines.find((l) => l.level === 50)!;
     assert.equal(line.status, 401);
@@ -153,7 +153,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a 5xx is retried with backoff and then delivered once; the retry is counted', async () => {
     server.answer = (_r, index) => (index < 2 ? { status: 503 } : {});
-    await fanout().publish(['private-chat.conversation.1'], 'MessageSent', '{"id":1}');
+    await (await fanout()).publish(['private-chat.conversation.1'], 'MessageSent', '{"id":1}');
 
     assert.equal(server.requests.length, 3);
     assert.ok(server.requests[1]!.receivedAt - server.requests[0]!.answeredAt >= 15, 'waited before the first retry');
@@ -165,7 +165,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a 5xx that persists fails after the bounded retries: logged with status and attempts, counted as server_error', async () => {
     server.answer = () => ({ status: 502 });
-    await fanout().publish(['private-chat.conversation.1'], 'MessageSent', '{}');
+    await (await fanout()).publish(['private-chat.conversation.1'], 'MessageSent', '{}');
     assert.equal(server.requests.length, 3);
     const line = log.lines.find((l) => l.level === 50)!;
     assert.equal(line.status, 502);
@@ -176,11 +176,11 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a dropped connection is retried; nothing listening at all fails as network after the retries', async () => {
     server.answer = (_r, index) => (index === 0 ? 'drop' : {});
-    await fanout().publish(['private-chat.conversation.1'], 'MessageSent', '{}');
+    await (await fanout()).publish(['private-chat.conversation.1'], 'MessageSent', '{}');
     assert.equal(server.events().length, 2, 'the second attempt got through');
     assert.equal(log.lines.filter((l) => l.level === 50).length, 0);
 
-    const nowhere = fanout({ port: await freePort() });
+    const nowhere = await fanout({ port: await freePort() });
     await nowhere.publish(['private-chat.conversation.1'], 'MessageSent', '{}');
     const line = log.lines.find((l) => l.level === 50)!;
     assert.equal(line.reason, 'network');
@@ -191,14 +191,14 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a request without an answer in time fails as timeout and is not sent again (the server may have taken it)', async () => {
     server.answer = () => ({ delayMs: 300 });
-    await fanout({ timeoutMs: 50 }).publish(['private-chat.conversation.1'], 'MessageSent', '{}');
+    await (await fanout({ timeoutMs: 50 })).publish(['private-chat.conversation.1'], 'MessageSent', '{}');
     assert.equal(server.requests.length, 1);
     assert.equal(log.lines.find((l) => l.level === 50)!.reason, 'timeout');
   });
 
   test('when one chunk fails the others are still sent, and only the failed chunk is reported', async () => {
     server.answer = (_r, index) => (index === 1 ? { status: 400 } : {});
-    await fanout().publish(channelsUpTo(250), 'UserPresenceChanged', '{}');
+    await (await fanout()).publish(channelsUpTo(250), 'UserPresenceChanged', '{}');
     assert.equal(server.requests.length, 3);
     const errors = log.lines.filter((l) => l.level === 50);
     assert.equal(errors.length, 1);
@@ -209,7 +209,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a failed delivery does not fail the chat request: the broadcaster resolves, and later events still go out', async () => {
     server.answer = (_r, index) => (index === 0 ? { status: 400 } : {});
-    const broadcaster = createBroadcaster(fanout(), pino({ level: 'silent' }));
+    const broadcaster = createBroadcaster(await fanout(), pino({ level: 'silent' }));
     await broadcaster.dispatch([domainEvent('UserTyping', 1, { conversation_id: 1, user_id: 2, is_typing: true })]);
     await broadcaster.dispatch([domainEvent('GroupMembershipRevoked', 5, { conversation_id: 1, user_id: 5, reason: 'removed' })]);
     // The first was refused (400), the second went out.
@@ -221,7 +221,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
   });
 
   test('a member removed by someone else: the user’s connections are terminated; leaving and a deleted group end nothing', async () => {
-    const f = fanout();
+    const f = await fanout();
     await f.unsubscribeUser('private-chat.conversation.3', '42', 'removed');
     await f.unsubscribeUser('private-chat.conversation.3', '43', 'left');
     await f.unsubscribeUser('private-chat.conversation.3', '44', 'group_deleted');
@@ -230,7 +230,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
 
   test('a termination the server does not take is logged at error level and counted', async () => {
     server.answer = () => ({ status: 500 });
-    await fanout().unsubscribeUser('private-chat.conversation.3', '42', 'removed');
+    await (await fanout()).unsubscribeUser('private-chat.conversation.3', '42', 'removed');
     assert.equal(server.requests.length, 3);
     const line = log.lines.find((l) => l.level === 50)!;
     assert.equal(line.userId, '42');
@@ -238,11 +238,11 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
     assert.deepEqual(await metric('parley_pusher_terminations_failed_total'), ['parley_pusher_terminations_failed_total 1']);
   });
 
-  test('at startup, a body limit whose messages may not fit the event limit is a warning', () => {
-    fanout({ bodyMaxChars: 10_000 });
+  test('at startup, a body limit whose messages may not fit the event limit is a warning', async () => {
+    await fanout({ bodyMaxChars: 10_000 });
     assert.match(log.lines.find((l) => l.level === 40)?.msg ?? '', /messages longer than about 3620 characters/);
     log.lines.length = 0;
-    fanout({ bodyMaxChars: bodyCharsThatFit(10_240) });
+    await fanout({ bodyMaxChars: bodyCharsThatFit(10_240) });
     assert.equal(log.lines.length, 0);
   });
 });

@@ -18,8 +18,8 @@
 //   refuses the re-subscription. Leaving a group and deleting it end nobody's connections.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import Pusher from 'pusher';
 import type { Logger } from 'pino';
+import type PusherSdk from 'pusher';
 import type { Fanout } from '../../events/broadcaster.js';
 import type { RevokeReason } from '../../events/catalog.js';
 
@@ -140,7 +140,12 @@ function keyedSequencer() {
   };
 }
 
-export function pusherHttpFanout(options: PusherHttpOptions): PusherHttpFanout {
+/**
+ * The SDK (and node-fetch 2 under it, which prints a deprecation warning for `punycode` on Node 21 and newer) is
+ * loaded only when this driver is used.
+ */
+export async function pusherHttpFanout(options: PusherHttpOptions): Promise<PusherHttpFanout> {
+  const { default: Pusher } = (await import('pusher')) as { default: typeof PusherSdk };
   const { logger, metrics, maxEventBytes } = options;
   const retryDelaysMs = options.retryDelaysMs ?? [100, 400];
   const agent = options.scheme === 'https' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
