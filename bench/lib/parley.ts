@@ -95,7 +95,9 @@ export async function startParley(env: Record<string, string> = {}): Promise<Par
   const port = await freePort();
   let server: Server;
   try {
-    server = await startServer('parley', process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    // BENCH_PARLEY_NODE_ARGS: extra node options for Parley, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a run.
+    const extra = (process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    server = await startServer('parley', process.execPath, [...extra, '--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       port,
       env: {

@@ -7,6 +7,8 @@ import { EVENTS, channelsOf, type DomainEvent, type RevokeReason } from './catal
 export interface Fanout {
   /** `data` is the event's payload as JSON text (what the Pusher HTTP API carries), encoded once by the caller. */
   publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;
+  /** Runs fn, whose (synchronously started) publishes may be written together at its end (one write per socket). */
+  batch?<T>(fn: () => T): T;
   /**
    * Stop delivering channel to userId's sockets (a member who lost a group). `reason` tells a removal by
    * someone else from the user's own leaving and a deleted group (an external Pusher server acts only on the first).
@@ -24,7 +26,7 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
     async dispatch(events, exceptSocketId) {
       // Every publish starts in order before any is awaited: local sockets get the frames in order at once,
       // and the cross-node publishes share one pipelined round trip instead of one each.
-      const pending = events.map(async (e) => {
+      const start = () => events.map(async (e) => {
         const broadcastAs = EVENTS[e.name].broadcastAs;
         try {
           await fanout.publish(channelsOf(e), broadcastAs, JSON.stringify(e.payload), exceptSocketId);
@@ -34,7 +36,8 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
           logger.error({ err, event: e.name }, 'event delivery failed');
         }
       });
-      await Promise.all(pending);
+      // One batch: a socket that gets several of these events (a member's MessageSent and InboxUpdated) gets them in one write.
+      await Promise.all(fanout.batch ? fanout.batch(start) : start());
     },
     async unsubscribeUser(channel, userId, reason) {
       try {

@@ -57,6 +57,7 @@ export function redisFanout(redis: RedisConnections, local: RealtimeServer, logg
       await redis.subscriber.subscribe(topic);
       await occupancy.start();
     },
+    batch: (fn) => local.batch(fn),
     async publish(channels, event, data, exceptSocketId) {
       local.publish(channels, event, data, exceptSocketId);
       await publish({ node, kind: 'event', channels, event, data, except: exceptSocketId });

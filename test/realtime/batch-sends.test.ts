@@ -1,0 +1,84 @@
+// Publishing in a batch: the frames one batch sends to a socket are written together when the batch ends
+// (the TCP socket is corked at the first and uncorked at the end: one writev), in order; outside a batch each
+// frame is written at once. A fake socket shows the writes; a real server shows what clients get.
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { afterEach, test } from 'node:test';
+import { WebSocket } from 'ws';
+import { Connection, batchSends } from '../../src/realtime/pusher/connection.js';
+import { RawClient, cleanup, start, succeeded } from '../support/realtime.js';
+
+afterEach(cleanup);
+
+/** A stand-in for ws's WebSocket that logs what reaches its TCP socket. */
+function fakeSocket(log: string[]) {
+  const ws = Object.assign(new EventEmitter(), {
+    readyState: WebSocket.OPEN,
+    bufferedAmount: 0,
+    send: (frame: string | Buffer) => log.push(`write ${frame.toString()}`),
+    _socket: { cork: () => log.push('cork'), uncork: () => log.push('uncork') },
+  });
+  return ws as unknown as WebSocket;
+}
+
+test('in a batch a socket is corked at its first frame and uncorked once at the end; outside one, frames are not held', () => {
+  const log: string[] = [];
+  const a = new Connection('1.1', fakeSocket(log), 1024);
+  batchSends(() => {
+    a.send('one');
+    a.send('two');
+    log.push('batch ends');
+  });
+  a.send('three');
+  assert.deepEqual(log, ['cork', 'write one', 'write two', 'batch ends', 'uncork', 'write three']);
+});
+
+test('nested batches write at the end of the outermost one', () => {
+  const log: string[] = [];
+  const a = new Connection('1.1', fakeSocket(log), 1024);
+  batchSends(() => {
+    batchSends(() => a.send('inner'));
+    log.push('inner done');
+    a.send('outer');
+  });
+  assert.deepEqual(log, ['cork', 'write inner', 'inner done', 'write outer', 'uncork']);
+});
+
+async function subscribed(url: string, channels: string[]): Promise<RawClient> {
+  const { client } = await RawClient.established(url);
+  for (const channel of channels) {
+    client.subscribe(channel);
+    assert.equal(await client.next(), succeeded(channel));
+  }
+  return client;
+}
+
+test('the frames of one batch reach a real socket in order; the batch returns what fn returned', async () => {
+  const h = await start();
+  const client = await subscribed(h.url(), ['room', 'inbox']);
+
+  const result = h.rt.batch(() => {
+    h.rt.publish(['room'], 'MessageSent', '{"id":1}');
+    h.rt.publish(['inbox'], 'InboxUpdated', '{"id":2}');
+    return 42;
+  });
+
+  assert.equal(result, 42);
+  assert.equal(await client.next(), '{"event":"MessageSent","channel":"room","data":"{\\"id\\":1}"}');
+  assert.equal(await client.next(), '{"event":"InboxUpdated","channel":"inbox","data":"{\\"id\\":2}"}');
+});
+
+test('a batch that throws still writes what it sent, and later publishes are written at once', async () => {
+  const h = await start();
+  const client = await subscribed(h.url(), ['room']);
+  assert.throws(() =>
+    h.rt.batch(() => {
+      h.rt.publish(['room'], 'before-error', '1');
+      throw new Error('boom');
+    }),
+  );
+  assert.equal(await client.next(), '{"event":"before-error","channel":"room","data":"1"}');
+  h.rt.publish(['room'], 'after', '2');
+  assert.equal(await client.next(), '{"event":"after","channel":"room","data":"2"}');
+  await client.assertNextIsPong();
+});
