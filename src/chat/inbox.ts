@@ -2,12 +2,15 @@
 // queries however many participants there are.
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
-import { conversationResource, loadReaderStates, loadShared, type ReaderState } from './views.js';
+import { conversationResource, loadReaderStates, loadShared, type KnownConversation, type ReaderState } from './views.js';
 
-/** InboxUpdated to the given readers (default: every participant) of one conversation. */
-export async function inboxEvents(db: DB, conversationId: number, readers?: readonly ReaderState[]): Promise<DomainEvent[]> {
+/**
+ * InboxUpdated to the given readers (default: every participant) of one conversation. A caller that just
+ * wrote the conversation passes what it knows (see KnownConversation): one query (the preview) remains.
+ */
+export async function inboxEvents(db: DB, conversationId: number, readers?: readonly ReaderState[], known?: KnownConversation): Promise<DomainEvent[]> {
   const [shared, states] = await Promise.all([
-    loadShared(db, conversationId),
+    loadShared(db, conversationId, known),
     readers ? Promise.resolve(readers) : loadReaderStates(db, conversationId),
   ]);
   return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state)));

@@ -2,8 +2,8 @@
 import { sql, type Transaction } from 'kysely';
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
-import type { Schema } from '../store/schema.js';
-import { refuseIfDirectBlocked, requireParticipant, type Membership } from './access.js';
+import type { Conversation, Schema } from '../store/schema.js';
+import { blockedError, refuseIfDirectBlocked, requireParticipant, senderAccess, type Membership } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
@@ -99,31 +99,50 @@ type NewMessageRow = {
 
 /**
  * Writes one message and everything it moves: the conversation's last message and activity, and every
- * other participant's unread count. Returns the new id (null when client_message_id was already used) and
- * the participants' read states, which the InboxUpdated events need.
+ * other participant's unread count. One statement (data-modifying CTEs: atomic without a transaction, and one
+ * round trip; the conversation row is locked before the participants', as elsewhere). Returns the new id (null
+ * when client_message_id was already used), the participants' read states, which the InboxUpdated events need,
+ * and the conversation row as updated.
  */
-async function insertMessage(trx: Transaction<Schema>, row: NewMessageRow, now: Date): Promise<{ id: number; readers: ReaderState[] } | null> {
-  const inserted = await trx
-    .insertInto('messages')
-    .values({ ...row, created_at: now })
-    .onConflict((oc) =>
-      oc.columns(['conversation_id', 'sender_id', 'client_message_id']).where('client_message_id', 'is not', null).doNothing(),
+async function insertMessage(
+  db: DB | Transaction<Schema>,
+  row: NewMessageRow,
+  now: Date,
+): Promise<{ id: number; readers: ReaderState[]; conversation: Conversation } | null> {
+  const rows = await db
+    .with('ins', (qb) =>
+      qb
+        .insertInto('messages')
+        .values({ ...row, created_at: now })
+        .onConflict((oc) =>
+          oc.columns(['conversation_id', 'sender_id', 'client_message_id']).where('client_message_id', 'is not', null).doNothing(),
+        )
+        .returning(['id as message_id', 'conversation_id as message_conversation_id']),
     )
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) return null;
-  await trx
-    .updateTable('conversations')
-    .set({ last_message_id: inserted.id, last_activity_at: now, updated_at: now })
-    .where('id', '=', row.conversation_id)
+    .with('conv', (qb) =>
+      qb
+        .updateTable('conversations')
+        .from('ins')
+        .set((eb) => ({ last_message_id: eb.ref('ins.message_id'), last_activity_at: now, updated_at: now }))
+        .whereRef('conversations.id', '=', 'ins.message_conversation_id')
+        .returningAll('conversations'),
+    )
+    .with('readers', (qb) =>
+      qb
+        .updateTable('participants')
+        .from('conv')
+        .set({ unread_count: sql`unread_count + case when user_id <> ${row.sender_id} then 1 else 0 end` })
+        .whereRef('participants.conversation_id', '=', 'conv.id')
+        .returning(['participants.user_id', 'participants.unread_count', 'participants.last_read_at']),
+    )
+    .selectFrom(['ins', 'conv', 'readers'])
+    .selectAll('conv')
+    .select(['ins.message_id', 'readers.user_id', 'readers.unread_count', 'readers.last_read_at'])
     .execute();
-  const readers = await trx
-    .updateTable('participants')
-    .set({ unread_count: sql`unread_count + case when user_id <> ${row.sender_id} then 1 else 0 end` })
-    .where('conversation_id', '=', row.conversation_id)
-    .returning(['user_id', 'unread_count', 'last_read_at'])
-    .execute();
-  return { id: inserted.id, readers };
+  const first = rows[0];
+  if (first === undefined) return null;
+  const { message_id: id, user_id: _u, unread_count: _n, last_read_at: _r, ...conversation } = first;
+  return { id, readers: rows.map((r) => ({ user_id: r.user_id, unread_count: r.unread_count, last_read_at: r.last_read_at })), conversation };
 }
 
 async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {
@@ -144,7 +163,10 @@ export async function sendMessage(
   input: SendInput,
 ): Promise<{ message: MessageResource; created: boolean }> {
   ctx.rateLimiter.consume('send', actor.userId);
-  const membership = await requireParticipant(ctx.db, conversationId, actor.userId);
+  // The hot path, in round trips: access (membership and blocks, one query), the write (one statement),
+  // then the message and the inbox preview (two queries at once). Idempotency and references add theirs
+  // only when the request has them.
+  const access = await senderAccess(ctx.db, conversationId, actor.userId);
   const body = normalizeBody(ctx, input.body);
   if (body === null && input.attachment_id == null) throw invalid('body', 'A message needs a body or an attachment.');
   const clientMessageId = input.client_message_id ?? null;
@@ -152,33 +174,30 @@ export async function sendMessage(
     const existing = await findByClientId(ctx.db, conversationId, actor.userId, clientMessageId);
     if (existing !== null) return { message: await loadMessage(ctx.db, existing), created: false };
   }
-  await refuseIfDirectBlocked(ctx.db, membership, actor.userId);
+  if (access.blocked) throw blockedError();
   await validateReferences(ctx.db, actor, conversationId, input);
 
-  const written = await ctx.db.transaction().execute((trx) =>
-    insertMessage(
-      trx,
-      {
-        conversation_id: conversationId,
-        sender_id: actor.userId,
-        body,
-        attachment_id: input.attachment_id ?? null,
-        reply_to_id: input.reply_to_id ?? null,
-        client_message_id: clientMessageId,
-      },
-      new Date(),
-    ),
+  const written = await insertMessage(
+    ctx.db,
+    {
+      conversation_id: conversationId,
+      sender_id: actor.userId,
+      body,
+      attachment_id: input.attachment_id ?? null,
+      reply_to_id: input.reply_to_id ?? null,
+      client_message_id: clientMessageId,
+    },
+    new Date(),
   );
   if (written === null) {
     // A concurrent request with the same client_message_id won the race: answer with its message.
     const id = await findByClientId(ctx.db, conversationId, actor.userId, clientMessageId!);
     return { message: await loadMessage(ctx.db, id!), created: false };
   }
-  const message = await loadMessage(ctx.db, written.id);
-  const events: DomainEvent[] = [
-    event('MessageSent', conversationId, sentPayload(message)),
-    ...(await inboxEvents(ctx.db, conversationId, written.readers)),
-  ];
+  const loading = loadMessage(ctx.db, written.id);
+  const inbox = await inboxEvents(ctx.db, conversationId, written.readers, { conversation: written.conversation, lastMessage: loading });
+  const message = await loading;
+  const events: DomainEvent[] = [event('MessageSent', conversationId, sentPayload(message)), ...inbox];
   await ctx.broadcaster.dispatch(events, actor.socketId);
   return { message, created: true };
 }
@@ -286,7 +305,7 @@ export async function forwardMessage(
 
   const now = new Date();
   const written = await ctx.db.transaction().execute(async (trx) => {
-    const results: { conversationId: number; id: number; readers: ReaderState[] }[] = [];
+    const results: { conversationId: number; id: number; readers: ReaderState[]; conversation: Conversation }[] = [];
     for (const target of targets) {
       const result = await insertMessage(
         trx,
@@ -311,7 +330,7 @@ export async function forwardMessage(
   const events: DomainEvent[] = [];
   for (const w of written) {
     events.push(event('MessageSent', w.conversationId, sentPayload(messages.get(w.id)!)));
-    events.push(...(await inboxEvents(ctx.db, w.conversationId, w.readers)));
+    events.push(...(await inboxEvents(ctx.db, w.conversationId, w.readers, { conversation: w.conversation, lastMessage: messages.get(w.id)! })));
   }
   await ctx.broadcaster.dispatch(events, actor.socketId);
   return written.map((w) => messages.get(w.id)!);

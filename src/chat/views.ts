@@ -1,7 +1,7 @@
 // The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
 import { sql } from 'kysely';
 import type { DB } from '../store/database.js';
-import type { Role } from '../store/schema.js';
+import type { Conversation, Role } from '../store/schema.js';
 import {
   iso,
   isoOrNull,
@@ -169,7 +169,31 @@ export async function loadSharedConversations(db: DB, ids: readonly number[]): P
   return result;
 }
 
-export async function loadShared(db: DB, id: number): Promise<SharedConversation> {
+/**
+ * What a caller that just wrote a conversation already holds: its row (from RETURNING) and its new last
+ * message. loadShared then reads only the participant preview, and in parallel with the message's own load.
+ */
+export interface KnownConversation {
+  readonly conversation: Conversation;
+  readonly lastMessage: MessageResource | Promise<MessageResource>;
+}
+
+export async function loadShared(db: DB, id: number, known?: KnownConversation): Promise<SharedConversation> {
+  if (known !== undefined) {
+    const c = known.conversation;
+    const [previews, lastMessage] = await Promise.all([loadPreviews(db, [id]), known.lastMessage]);
+    return {
+      id: c.id,
+      type: c.type,
+      name: c.name,
+      avatar_url: c.avatar_url,
+      participant_count: c.participant_count,
+      participants_preview: previews.get(id) ?? [],
+      last_message: lastMessage,
+      created_at: c.created_at,
+      updated_at: c.updated_at,
+    };
+  }
   const shared = (await loadSharedConversations(db, [id])).get(id);
   if (!shared) throw new Error(`conversation ${id} vanished`);
   return shared;
