@@ -12,7 +12,44 @@ const MAX_REASON_BYTES = 123;
 
 /** The part of ws's WebSocket that its own Sender writes to: the TCP socket (ws keeps it in `_socket`). */
 interface SocketHolder {
-  readonly _socket?: { cork(): void; uncork(): void };
+  readonly _socket?: { cork(): void; uncork(): void; write(chunk: Buffer): boolean };
+}
+
+/**
+ * Complete WebSocket frames by payload: a Buffer given to send is one frame for many sockets (a publish), so
+ * its frame (header and payload; a server's frames are not masked) is built by the first send and the same
+ * bytes are written to every other socket, with none of ws's per-socket framing. ws writes each of its own
+ * frames whole and at once (no compression here), so frames written beside it never interleave with its own.
+ */
+const wireFrames = new WeakMap<Buffer, Buffer>();
+
+/** One unfragmented text frame, as RFC 6455 §5.2 lays it out for a server. */
+export function textFrame(payload: Buffer): Buffer {
+  const n = payload.length;
+  const header = n < 126 ? 2 : n < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(header + n);
+  frame[0] = 0x81; // FIN, opcode 1 (text)
+  if (n < 126) {
+    frame[1] = n;
+  } else if (n < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(n, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
+    frame.writeUInt32BE(n >>> 0, 6);
+  }
+  payload.copy(frame, header);
+  return frame;
+}
+
+function wireFrame(payload: Buffer): Buffer {
+  let frame = wireFrames.get(payload);
+  if (frame === undefined) {
+    frame = textFrame(payload);
+    wireFrames.set(payload, frame);
+  }
+  return frame;
 }
 
 /**
@@ -68,7 +105,7 @@ export class Connection {
 
   /**
    * Sends one text frame. A Buffer is sent as-is (text opcode), so one encoded frame can be shared
-   * by every subscriber. A client that does not read fast enough is disconnected with 4100 (pusher-js
+   * by every subscriber: its WebSocket frame is built once and the same bytes go to each socket. A client that does not read fast enough is disconnected with 4100 (pusher-js
    * backs off and reconnects, then recovers over HTTP) instead of growing our memory. Returns false
    * when nothing was sent.
    */
@@ -79,7 +116,9 @@ export class Connection {
       return false;
     }
     if (batchDepth > 0 && !this.isCorked) this.cork();
-    this.ws.send(frame, { binary: false });
+    const socket = typeof frame === 'string' ? undefined : (this.ws as unknown as SocketHolder)._socket;
+    if (socket !== undefined) socket.write(wireFrame(frame as Buffer));
+    else this.ws.send(frame, { binary: false });
     return true;
   }
 

@@ -1,11 +1,12 @@
 // Publishing in a batch: the frames one batch sends to a socket are written together when the batch ends
 // (the TCP socket is corked at the first and uncorked at the end: one writev), in order; outside a batch each
-// frame is written at once. A fake socket shows the writes; a real server shows what clients get.
+// frame is written at once. A fake socket shows the writes; a real server shows what clients get. Published frames
+// are framed once by Parley itself (textFrame), whatever their length.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { afterEach, test } from 'node:test';
 import { WebSocket } from 'ws';
-import { Connection, batchSends } from '../../src/realtime/pusher/connection.js';
+import { Connection, batchSends, textFrame } from '../../src/realtime/pusher/connection.js';
 import { RawClient, cleanup, start, succeeded } from '../support/realtime.js';
 
 afterEach(cleanup);
@@ -81,4 +82,26 @@ test('a batch that throws still writes what it sent, and later publishes are wri
   h.rt.publish(['room'], 'after', '2');
   assert.equal(await client.next(), '{"event":"after","channel":"room","data":"2"}');
   await client.assertNextIsPong();
+});
+
+test('a published frame is written as one WebSocket frame whatever its length (7-, 16- and 64-bit lengths)', async () => {
+  const h = await start();
+  const client = await subscribed(h.url(), ['room']);
+  for (const size of [0, 90, 125, 126, 65_535 - 60, 65_536, 200_000]) {
+    const data = 'x'.repeat(size);
+    h.rt.publish(['room'], 'big', data);
+    const frame = await client.next();
+    assert.equal(frame, `{"event":"big","channel":"room","data":${JSON.stringify(data)}}`, `payload of ${size} characters`);
+  }
+  await client.assertNextIsPong();
+});
+
+test('textFrame lays out the header as RFC 6455 says', () => {
+  assert.deepEqual([...textFrame(Buffer.from('hi'))], [0x81, 2, 0x68, 0x69]);
+  const mid = textFrame(Buffer.alloc(300));
+  assert.deepEqual([...mid.subarray(0, 4)], [0x81, 126, 0x01, 0x2c]);
+  assert.equal(mid.length, 304);
+  const big = textFrame(Buffer.alloc(70_000));
+  assert.deepEqual([...big.subarray(0, 10)], [0x81, 127, 0, 0, 0, 0, 0, 0x01, 0x11, 0x70]);
+  assert.equal(big.length, 70_010);
 });
