@@ -108,7 +108,7 @@ async function insertMessage(
   db: DB | Transaction<Schema>,
   row: NewMessageRow,
   now: Date,
-): Promise<{ id: number; readers: ReaderState[]; conversation: Conversation } | null> {
+): Promise<{ id: number; readers: ReaderState[]; conversation: Conversation | undefined } | null> {
   const rows = await db
     .with('ins', (qb) =>
       qb
@@ -135,14 +135,19 @@ async function insertMessage(
         .whereRef('participants.conversation_id', '=', 'conv.id')
         .returning(['participants.user_id', 'participants.unread_count', 'participants.last_read_at']),
     )
-    .selectFrom(['ins', 'conv', 'readers'])
+    .selectFrom(['ins', 'readers'])
+    // The conversation's columns on the sender's row only: a group's thousand rows do not each carry (and parse) them.
+    .leftJoin('conv', (join) => join.on('readers.user_id', '=', row.sender_id))
     .selectAll('conv')
     .select(['ins.message_id', 'readers.user_id', 'readers.unread_count', 'readers.last_read_at'])
     .execute();
   const first = rows[0];
   if (first === undefined) return null;
-  const { message_id: id, user_id: _u, unread_count: _n, last_read_at: _r, ...conversation } = first;
-  return { id, readers: rows.map((r) => ({ user_id: r.user_id, unread_count: r.unread_count, last_read_at: r.last_read_at })), conversation };
+  const readers = rows.map((r) => ({ user_id: r.user_id, unread_count: r.unread_count, last_read_at: r.last_read_at }));
+  const own = rows.find((r) => r.id !== null);
+  if (own === undefined) return { id: first.message_id, readers, conversation: undefined }; // the sender just left: loaded later
+  const { message_id: _m, user_id: _u, unread_count: _n, last_read_at: _r, ...conversation } = own;
+  return { id: first.message_id, readers, conversation: conversation as Conversation };
 }
 
 async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {
@@ -195,7 +200,9 @@ export async function sendMessage(
     return { message: await loadMessage(ctx.db, id!), created: false };
   }
   const loading = loadMessage(ctx.db, written.id);
-  const inbox = await inboxEvents(ctx.db, conversationId, written.readers, { conversation: written.conversation, lastMessage: loading });
+  loading.catch(() => {}); // awaited below; this only keeps a failure from being unhandled while the inbox loads
+  const known = written.conversation && { conversation: written.conversation, lastMessage: loading };
+  const inbox = await inboxEvents(ctx.db, conversationId, written.readers, known);
   const message = await loading;
   const events: DomainEvent[] = [event('MessageSent', conversationId, sentPayload(message)), ...inbox];
   await ctx.broadcaster.dispatch(events, actor.socketId);
@@ -305,7 +312,7 @@ export async function forwardMessage(
 
   const now = new Date();
   const written = await ctx.db.transaction().execute(async (trx) => {
-    const results: { conversationId: number; id: number; readers: ReaderState[]; conversation: Conversation }[] = [];
+    const results: { conversationId: number; id: number; readers: ReaderState[]; conversation: Conversation | undefined }[] = [];
     for (const target of targets) {
       const result = await insertMessage(
         trx,
@@ -330,7 +337,8 @@ export async function forwardMessage(
   const events: DomainEvent[] = [];
   for (const w of written) {
     events.push(event('MessageSent', w.conversationId, sentPayload(messages.get(w.id)!)));
-    events.push(...(await inboxEvents(ctx.db, w.conversationId, w.readers, { conversation: w.conversation, lastMessage: messages.get(w.id)! })));
+    const known = w.conversation && { conversation: w.conversation, lastMessage: messages.get(w.id)! };
+    events.push(...(await inboxEvents(ctx.db, w.conversationId, w.readers, known)));
   }
   await ctx.broadcaster.dispatch(events, actor.socketId);
   return written.map((w) => messages.get(w.id)!);
