@@ -2,7 +2,7 @@
 // queries however many participants there are.
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
-import { conversationResource, loadReaderStates, loadShared, type KnownConversation, type ReaderState } from './views.js';
+import { conversationResource, loadReaderStates, loadShared, type KnownConversation, type ReaderState, type SharedConversation } from './views.js';
 
 /**
  * InboxUpdated to the given readers (default: every participant) of one conversation. A caller that just
@@ -13,7 +13,27 @@ export async function inboxEvents(db: DB, conversationId: number, readers?: read
     loadShared(db, conversationId, known),
     readers ? Promise.resolve(readers) : loadReaderStates(db, conversationId),
   ]);
-  return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state)));
+  const encode = readerEncoder(shared);
+  return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state), encode?.(state)));
+}
+
+/** The reader's own fields of a ConversationResource as JSON.stringify writes them for a reader at zero. */
+const READER_FIELDS = '"unread_count":0,"last_read_at":null,';
+
+/**
+ * Encodes the ConversationResource of each reader without encoding the shared part (preview, last message)
+ * again: the shared JSON is made once and each reader's unread_count and last_read_at are put in its place, so
+ * a message to a group of thousands costs one encoding of the shared part, not one per member. The result is
+ * exactly JSON.stringify(conversationResource(shared, state)). Undefined when the layout is not as expected.
+ */
+export function readerEncoder(shared: SharedConversation): ((state: ReaderState) => string) | undefined {
+  const template = JSON.stringify(conversationResource(shared, { user_id: 0, unread_count: 0, last_read_at: null }));
+  const at = template.indexOf(READER_FIELDS);
+  // Inside a string value every quote is escaped, so the fields can occur once only, at the top level.
+  if (at === -1 || template.indexOf(READER_FIELDS, at + 1) !== -1) return undefined;
+  const head = `${template.slice(0, at)}"unread_count":`;
+  const tail = template.slice(at + READER_FIELDS.length - 1); // from the comma before created_at
+  return (state) => `${head}${state.unread_count},"last_read_at":${state.last_read_at === null ? 'null' : `"${state.last_read_at.toISOString()}"`}${tail}`;
 }
 
 export async function inboxEventsFor(db: DB, conversationId: number, userIds: readonly number[]): Promise<DomainEvent[]> {

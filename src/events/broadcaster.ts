@@ -29,7 +29,7 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
       const start = () => events.map(async (e) => {
         const broadcastAs = EVENTS[e.name].broadcastAs;
         try {
-          await fanout.publish(channelsOf(e), broadcastAs, JSON.stringify(e.payload), exceptSocketId);
+          await fanout.publish(channelsOf(e), broadcastAs, e.json ?? JSON.stringify(e.payload), exceptSocketId);
           onDispatched(broadcastAs);
         } catch (err) {
           // Delivery is at-most-once: the write is committed, clients catch up over HTTP.

@@ -63,10 +63,13 @@ export interface DomainEvent<N extends EventName = EventName> {
   /** Conversation ids or user ids, by the event's channel kind. */
   readonly to: readonly number[];
   readonly payload: EventPayloads[N];
+  /** The payload as JSON text, when its producer encoded it already (exactly JSON.stringify(payload)). */
+  readonly json?: string;
 }
 
-export function event<N extends EventName>(name: N, to: number | readonly number[], payload: EventPayloads[N]): DomainEvent<N> {
-  return { name, to: typeof to === 'number' ? [to] : to, payload };
+export function event<N extends EventName>(name: N, to: number | readonly number[], payload: EventPayloads[N], json?: string): DomainEvent<N> {
+  const e = { name, to: typeof to === 'number' ? [to] : to, payload };
+  return json === undefined ? e : { ...e, json };
 }
 
 export function channelsOf(e: DomainEvent): string[] {
