@@ -8,8 +8,8 @@ import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { inboxEvents } from './inbox.js';
-import type { MessageResource } from './resources.js';
-import { loadMessage, loadMessages, type ReaderState } from './views.js';
+import type { MessageResource, UserResource } from './resources.js';
+import { loadMessage, loadMessages, plainMessage, type ReaderState } from './views.js';
 
 export interface SendInput {
   readonly body?: string | null;
@@ -108,7 +108,7 @@ async function insertMessage(
   db: DB | Transaction<Schema>,
   row: NewMessageRow,
   now: Date,
-): Promise<{ id: number; readers: ReaderState[]; conversation: Conversation | undefined } | null> {
+): Promise<{ id: number; readers: ReaderState[]; conversation: Conversation | undefined; sender: UserResource | undefined } | null> {
   const rows = await db
     .with('ins', (qb) =>
       qb
@@ -136,18 +136,26 @@ async function insertMessage(
         .returning(['participants.user_id', 'participants.unread_count', 'participants.last_read_at']),
     )
     .selectFrom(['ins', 'readers'])
-    // The conversation's columns on the sender's row only: a group's thousand rows do not each carry (and parse) them.
+    // The conversation's columns and the sender's profile on the sender's row only: a group's thousand rows do
+    // not each carry (and parse) them.
     .leftJoin('conv', (join) => join.on('readers.user_id', '=', row.sender_id))
+    .leftJoin('users as sender', (join) => join.on('sender.id', '=', row.sender_id).on('readers.user_id', '=', row.sender_id))
     .selectAll('conv')
-    .select(['ins.message_id', 'readers.user_id', 'readers.unread_count', 'readers.last_read_at'])
+    .select(['ins.message_id', 'readers.user_id', 'readers.unread_count', 'readers.last_read_at', 'sender.name as sender_name', 'sender.avatar_url as sender_avatar_url'])
     .execute();
   const first = rows[0];
   if (first === undefined) return null;
   const readers = rows.map((r) => ({ user_id: r.user_id, unread_count: r.unread_count, last_read_at: r.last_read_at }));
   const own = rows.find((r) => r.id !== null);
-  if (own === undefined) return { id: first.message_id, readers, conversation: undefined }; // the sender just left: loaded later
-  const { message_id: _m, user_id: _u, unread_count: _n, last_read_at: _r, ...conversation } = own;
-  return { id: first.message_id, readers, conversation: conversation as Conversation };
+  // The sender just left the conversation: the caller loads what is missing.
+  if (own === undefined) return { id: first.message_id, readers, conversation: undefined, sender: undefined };
+  const { message_id: _m, user_id: _u, unread_count: _n, last_read_at: _r, sender_name, sender_avatar_url, ...conversation } = own;
+  return {
+    id: first.message_id,
+    readers,
+    conversation: conversation as Conversation,
+    sender: sender_name === null ? undefined : { id: row.sender_id, name: sender_name, avatar_url: sender_avatar_url },
+  };
 }
 
 async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {
@@ -182,6 +190,7 @@ export async function sendMessage(
   if (access.blocked) throw blockedError();
   await validateReferences(ctx.db, actor, conversationId, input);
 
+  const now = new Date();
   const written = await insertMessage(
     ctx.db,
     {
@@ -192,14 +201,18 @@ export async function sendMessage(
       reply_to_id: input.reply_to_id ?? null,
       client_message_id: clientMessageId,
     },
-    new Date(),
+    now,
   );
   if (written === null) {
     // A concurrent request with the same client_message_id won the race: answer with its message.
     const id = await findByClientId(ctx.db, conversationId, actor.userId, clientMessageId!);
     return { message: await loadMessage(ctx.db, id!), created: false };
   }
-  const loading = loadMessage(ctx.db, written.id);
+  // A plain message (no attachment, no reply) is all known from the write; anything else is loaded (one query).
+  const loading =
+    input.attachment_id == null && input.reply_to_id == null && written.sender !== undefined
+      ? Promise.resolve(plainMessage(written.id, conversationId, body, written.sender, now))
+      : loadMessage(ctx.db, written.id);
   loading.catch(() => {}); // awaited below; this only keeps a failure from being unhandled while the inbox loads
   const known = written.conversation && { conversation: written.conversation, lastMessage: loading };
   const inbox = await inboxEvents(ctx.db, conversationId, written.readers, known);

@@ -77,6 +77,24 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
   return result;
 }
 
+/**
+ * The resource of a message just written without attachment, reply or forward: what loadMessages would read
+ * back, from what the write already knows (the stored created_at is the `createdAt` given to the insert).
+ */
+export function plainMessage(id: number, conversationId: number, body: string | null, sender: UserResource, createdAt: Date): MessageResource {
+  return {
+    id,
+    conversation_id: conversationId,
+    body,
+    attachment: null,
+    sender,
+    reply_to: null,
+    forwarded_from: null,
+    created_at: iso(createdAt),
+    edited_at: null,
+  };
+}
+
 export async function loadMessage(db: DB, id: number): Promise<MessageResource> {
   const message = (await loadMessages(db, [id])).get(id);
   if (!message) throw new Error(`message ${id} vanished`);
