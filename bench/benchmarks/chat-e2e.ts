@@ -90,6 +90,7 @@ export async function chatE2e(options: BenchOptions): Promise<Omit<Result, 'mach
           file: 'chat-e2e-latency.svg',
           title: `Chat: POST → all ${params.members.toLocaleString('en-US')} members have MessageSent and InboxUpdated`,
           series: rows.map((r) => ({ label: r.setup, curve: r.latency!.curve })),
+          target: { value: 25, label: 'target: p99 ≤ 25 ms' },
         },
       ],
     },

@@ -74,6 +74,12 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
     { label: 'Parley / bare ws (Buffer built once)', value: rate(parley) / rate(bareBuffer) },
     { label: 'Parley / bare ws (string per socket)', value: rate(parley) / rate(bareString) },
     ...(soketiRow ? [{ label: 'Parley / Soketi 1.6.1', value: rate(parley) / rate(soketiRow) }] : []),
+    ...(soketiRow && parley
+      ? [{ label: 'server CPU per delivery, Soketi / Parley (above 1: Parley spends less)', value: soketiRow.figures.serverUsPerDelivery! / parley.figures.serverUsPerDelivery! }]
+      : []),
+    ...(bareBuffer && parley
+      ? [{ label: 'server CPU per delivery, bare ws (Buffer) / Parley', value: bareBuffer.figures.serverUsPerDelivery! / parley.figures.serverUsPerDelivery! }]
+      : []),
     { label: 'p99 latency, Parley / bare ws (Buffer)', value: (parley?.figures.p99 ?? NaN) / (bareBuffer?.figures.p99 ?? NaN) },
     ...(soketiRow ? [{ label: 'p99 latency, Parley / Soketi', value: (parley?.figures.p99 ?? NaN) / soketiRow.figures.p99! }] : []),
   ].filter((c) => Number.isFinite(c.value));
@@ -102,6 +108,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
       { key: 'deliveriesPerSecond', label: 'deliveries/s' },
       { key: 'eventsPerSecond', label: 'events/s' },
       { key: 'serverCpu', label: 'server CPU' },
+      { key: 'serverUsPerDelivery', label: 'server µs/delivery' },
       { key: 'clientsCpu', label: 'clients CPU' },
       { key: 'otherCpu', label: 'other CPU' },
       { key: 'p50', label: 'p50 ms' },
@@ -198,6 +205,7 @@ async function measure(t: Target, p: Params): Promise<Row> {
         deliveriesPerSecond,
         eventsPerSecond: loop.sent / seconds,
         serverCpu: used.server,
+        serverUsPerDelivery: (used.server / deliveriesPerSecond) * 1e6,
         clientsCpu: used.clients,
         otherCpu: used.other,
         p50: latency.p50,

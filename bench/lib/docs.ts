@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT } from './parley.js';
-import { BENCHMARKS, loadResult, type Result } from './report.js';
+import { BENCHMARKS, loadResult, scoreText, type Result } from './report.js';
 import { fmt } from './stats.js';
 import { barChartSvg, latencyChartSvg } from './svg.js';
 
@@ -70,7 +70,7 @@ function resultSection(r: Result, notes: string | undefined): string[] {
   if (r.targets.length > 0) {
     out.push('Against the targets of issue 5:', '');
     out.push('| target | wanted | reached | of the target | |', '|---|---|---|---:|---|');
-    for (const t of r.targets) out.push(`| ${cell(t.label)} | ${cell(t.target)} | ${cell(t.actual)} | ${t.score.toFixed(2)}× | ${t.met ? 'met' : '**not met**'} |`);
+    for (const t of r.targets) out.push(`| ${cell(t.label)} | ${cell(t.target)} | ${cell(t.actual)} | ${scoreText(t.score)} | ${t.met ? 'met' : '**not met**'} |`);
     out.push('');
   }
   if (r.notes.length > 0) out.push(...r.notes.map((n) => `- ${n}`), '');
@@ -129,7 +129,7 @@ export function writeDocs(): string[] {
     '|---|---|---|---:|---|',
   ];
   for (const r of results) {
-    for (const t of r.targets) out.push(`| [${r.benchmark}](#${r.benchmark}) | ${cell(t.label)}: ${cell(t.target)} | ${cell(t.actual)} | ${t.score.toFixed(2)}× | ${t.met ? 'met' : '**not met**'} |`);
+    for (const t of r.targets) out.push(`| [${r.benchmark}](#${r.benchmark}) | ${cell(t.label)}: ${cell(t.target)} | ${cell(t.actual)} | ${scoreText(t.score)} | ${t.met ? 'met' : '**not met**'} |`);
   }
   const missing = BENCHMARKS.filter((b) => !results.some((r) => r.benchmark === b));
   if (missing.length > 0) out.push('', `No full run stored yet for: ${missing.join(', ')}.`);

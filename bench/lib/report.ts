@@ -50,6 +50,8 @@ export interface LatencyChart {
   readonly file: string;
   readonly title: string;
   readonly series: { label: string; curve: [number, number][] }[];
+  /** A dashed line, e.g. the issue's target. */
+  readonly target?: { value: number; label: string };
 }
 
 export interface Result {
@@ -95,6 +97,11 @@ export function target(label: string, targetText: string, actual: number, goal: 
   };
 }
 
+/** A score rounded down, so one just short of 1 never reads as 1.00 (met). */
+export function scoreText(score: number): string {
+  return (Math.floor(score * 100) / 100).toFixed(2) + '×';
+}
+
 /** A plain-text table. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -115,9 +122,11 @@ export function printResult(result: Result): void {
     out.push('', 'Ratios (same run):');
     for (const c of result.comparisons) out.push(`  ${c.label}: ${c.value.toFixed(2)}×`);
   }
-  if (result.targets.length > 0) {
+  if (result.smoke) {
+    out.push('', 'Smoke run: a few clients for a second or two, so no target is judged.');
+  } else if (result.targets.length > 0) {
     out.push('', 'Targets (issue 5):');
-    for (const t of result.targets) out.push(`  [${t.met ? 'met' : 'NOT MET'}] ${t.label}: ${t.actual} (target ${t.target}; ${t.score.toFixed(2)}× of it)`);
+    for (const t of result.targets) out.push(`  [${t.met ? 'met' : 'NOT MET'}] ${t.label}: ${t.actual} (target ${t.target}; ${scoreText(t.score)} of it)`);
   }
   for (const note of result.notes) out.push(`  note: ${note}`);
   out.push('');

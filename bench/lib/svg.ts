@@ -72,10 +72,11 @@ export function latencyChartSvg(chart: LatencyChart): string {
   const width = left + plotWidth + right;
   const height = top + plotHeight + 50;
   const values = chart.series.flatMap((s) => s.curve.map(([, v]) => v)).filter((v) => Number.isFinite(v) && v > 0);
-  const lo = Math.max(0.01, Math.min(...values, 1));
-  const hi = Math.max(...values, lo * 10);
+  const marks = chart.target ? [...values, chart.target.value] : values;
+  const lo = Math.max(0.01, Math.min(...marks));
+  const hi = Math.max(...marks);
   const decadeLo = Math.floor(Math.log10(lo));
-  const decadeHi = Math.ceil(Math.log10(hi));
+  const decadeHi = Math.max(decadeLo + 1, Math.ceil(Math.log10(hi)));
   const y = (v: number) => top + plotHeight - ((Math.log10(Math.max(v, 10 ** decadeLo)) - decadeLo) / (decadeHi - decadeLo)) * plotHeight;
   const percentiles = chart.series[0]?.curve.map(([p]) => p) ?? [];
   const x = (i: number) => left + (percentiles.length <= 1 ? 0 : (i / (percentiles.length - 1)) * plotWidth);
@@ -104,6 +105,11 @@ export function latencyChartSvg(chart: LatencyChart): string {
     parts.push(`<rect x="${left + plotWidth + 16}" y="${ly - 8}" width="14" height="3" fill="${color}"/>`);
     parts.push(`<text x="${left + plotWidth + 36}" y="${ly - 2}" font-size="11">${escapeXml(series.label)}</text>`);
   });
+  if (chart.target) {
+    const ty = y(chart.target.value).toFixed(1);
+    parts.push(`<line x1="${left}" y1="${ty}" x2="${left + plotWidth}" y2="${ty}" stroke="#c92a2a" stroke-dasharray="6 4"/>`);
+    parts.push(`<text x="${left + plotWidth - 6}" y="${Number(ty) + 15}" font-size="11" fill="#c92a2a" text-anchor="end">${escapeXml(chart.target.label)}</text>`);
+  }
   parts.push(`<rect x="${left}" y="${top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#adb5bd"/>`);
   return wrap(width, height, parts);
 }
