@@ -30,7 +30,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
     latencyRate: smoke ? 10 : 20,
     latencySeconds: smoke ? 1 : 6,
     warmupSeconds: smoke ? 0.3 : 2,
-    rounds: smoke ? 1 : 2,
+    rounds: smoke ? 1 : 3,
   };
   const setups: { label: string; start: () => Promise<Target> }[] = [
     { label: 'Parley', start: () => parleyTarget() },
