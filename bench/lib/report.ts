@@ -91,7 +91,7 @@ export function target(label: string, targetText: string, actual: number, goal: 
   return {
     label,
     target: targetText,
-    actual: `${fmt(actual)}${unit}`,
+    actual: unit === '×' ? `${actual.toFixed(2)}×` : `${fmt(actual)}${unit}`,
     score: Number.isFinite(score) ? score : 0,
     met: Number.isFinite(score) && score >= 1,
   };
