@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ChatContext } from './chat/context.js';
+import { createSendQueue } from './chat/messages.js';
 import { createPresenceService } from './chat/presence.js';
 import { createRateLimiter } from './chat/rate-limits.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases } from './chat/typing.js';
@@ -33,6 +34,9 @@ export interface App {
   /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
   close(): Promise<void>;
 }
+
+/** Send batches in flight at once on PostgreSQL (each holds a pooled connection while it runs). */
+const SEND_LANES = 4;
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const database = await openDatabase(config);
@@ -93,9 +97,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   }
   // Channel authorizations are signed for the server the browsers connect to.
   const signing = config.pusher ? { key: config.pusher.key, secret: config.pusher.secret } : { key: appKey, secret: appSecret };
+  const broadcaster = createBroadcaster(fanout, logger, metrics.eventDispatched);
   const chat: ChatContext = {
     db: database.db,
-    broadcaster: createBroadcaster(fanout, logger, metrics.eventDispatched),
+    broadcaster,
     limits: config.limits,
     rateLimiter: createRateLimiter({
       send: config.limits.sendsPerMinute,
@@ -103,6 +108,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       heartbeat: config.limits.heartbeatsPerMinute,
       channel_auth: config.limits.channelAuthsPerMinute,
     }),
+    // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
+    sends: createSendQueue({ db: database.db, broadcaster }, { lanes: database.kind === 'pglite' ? 1 : SEND_LANES }),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presence = createPresenceService(

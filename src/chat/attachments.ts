@@ -6,7 +6,7 @@ import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
 import type { AttachmentResource } from './resources.js';
-import { attachmentResource } from './views.js';
+import { attachmentResource } from '../store/read-model.js';
 
 export interface Upload {
   readonly filename: string;

@@ -1,71 +1,63 @@
-// Blocking: either side's block stops direct messaging between the two.
+// Blocking: either side's block stops direct messaging between the two. A block takes the pair's user rows
+// and then their direct conversation (see store/locks.ts), so a send into that conversation lands wholly
+// before the block or is refused after it.
 import { event } from '../events/catalog.js';
+import { blockedUsers, deleteBlock, insertBlock, messagingBlockedUserIds } from '../store/blocks.js';
+import { findDirect } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
+import { lockConversation, lockUsers } from '../store/locks.js';
+import { inTransaction } from '../store/transaction.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import type { UserResource } from './resources.js';
-import { userResource } from './views.js';
-
-/** Everyone the user has blocked or is blocked by: the users it cannot message directly. */
-export async function messagingBlockedUserIds(db: DB, userId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('blocks')
-    .select('blocked_id as id')
-    .where('blocker_id', '=', userId)
-    .union(db.selectFrom('blocks').select('blocker_id as id').where('blocked_id', '=', userId))
-    .execute();
-  return rows.map((r) => r.id).sort((a, b) => a - b);
-}
+import { userResource } from '../store/read-model.js';
 
 export async function listBlocks(ctx: ChatContext, actor: Actor): Promise<{ data: UserResource[]; messaging_blocked_user_ids: number[] }> {
-  const [blocked, ids] = await Promise.all([
-    ctx.db
-      .selectFrom('blocks')
-      .innerJoin('users', 'users.id', 'blocks.blocked_id')
-      .select(['users.id', 'users.name', 'users.avatar_url'])
-      .where('blocks.blocker_id', '=', actor.userId)
-      .orderBy('blocks.created_at', 'desc')
-      .execute(),
-    messagingBlockedUserIds(ctx.db, actor.userId),
-  ]);
+  const [blocked, ids] = await Promise.all([blockedUsers(ctx.db, actor.userId), messagingBlockedUserIds(ctx.db, actor.userId)]);
   return { data: blocked.map(userResource), messaging_blocked_user_ids: ids };
 }
 
-async function announce(ctx: ChatContext, actor: Actor, blockedUserId: number, blocked: boolean): Promise<number[]> {
-  const [mine, theirs] = await Promise.all([
-    messagingBlockedUserIds(ctx.db, actor.userId),
-    messagingBlockedUserIds(ctx.db, blockedUserId),
-  ]);
-  const base = { blocker_id: actor.userId, blocked_user_id: blockedUserId, blocked };
+/** Locks the pair and their direct conversation, if any; false when the other user does not exist. */
+async function lockPair(trx: DB, userId: number, otherId: number): Promise<boolean> {
+  const found = await lockUsers(trx, [userId, otherId]);
+  if (!found.has(otherId)) return false;
+  const direct = await findDirect(trx, userId, otherId);
+  if (direct !== null) await lockConversation(trx, direct);
+  return true;
+}
+
+async function announce(ctx: ChatContext, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[]; theirs: number[] }): Promise<void> {
+  const base = { blocker_id: actor.userId, blocked_user_id: otherId, blocked };
   await ctx.broadcaster.dispatch(
     [
-      event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: mine }),
-      event('UserBlockChanged', blockedUserId, { ...base, messaging_blocked_user_ids: theirs }),
+      event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: ids.mine }),
+      event('UserBlockChanged', otherId, { ...base, messaging_blocked_user_ids: ids.theirs }),
     ],
     actor.socketId,
   );
-  return mine;
+}
+
+async function blockedIdsOfPair(db: DB, userId: number, otherId: number) {
+  const [mine, theirs] = await Promise.all([messagingBlockedUserIds(db, userId), messagingBlockedUserIds(db, otherId)]);
+  return { mine, theirs };
 }
 
 export async function blockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {
   if (userId === actor.userId) throw invalid('user_id', 'You cannot block yourself.');
-  const user = await ctx.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-  if (!user) throw notFound('User');
-  await ctx.db
-    .insertInto('blocks')
-    .values({ blocker_id: actor.userId, blocked_id: userId, created_at: new Date() })
-    .onConflict((oc) => oc.columns(['blocker_id', 'blocked_id']).doNothing())
-    .execute();
-  return { messaging_blocked_user_ids: await announce(ctx, actor, userId, true) };
+  const ids = await inTransaction(ctx.db, async (trx) => {
+    if (!(await lockPair(trx, actor.userId, userId))) throw notFound('User');
+    await insertBlock(trx, actor.userId, userId, new Date());
+    return blockedIdsOfPair(trx, actor.userId, userId);
+  });
+  await announce(ctx, actor, userId, true, ids);
+  return { messaging_blocked_user_ids: ids.mine };
 }
 
 export async function unblockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {
-  const removed = await ctx.db
-    .deleteFrom('blocks')
-    .where('blocker_id', '=', actor.userId)
-    .where('blocked_id', '=', userId)
-    .returning('blocked_id')
-    .executeTakeFirst();
-  if (!removed) throw notFound('Block');
-  return { messaging_blocked_user_ids: await announce(ctx, actor, userId, false) };
+  const ids = await inTransaction(ctx.db, async (trx) => {
+    if (!(await lockPair(trx, actor.userId, userId)) || !(await deleteBlock(trx, actor.userId, userId))) throw notFound('Block');
+    return blockedIdsOfPair(trx, actor.userId, userId);
+  });
+  await announce(ctx, actor, userId, false, ids);
+  return { messaging_blocked_user_ids: ids.mine };
 }

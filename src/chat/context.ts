@@ -1,7 +1,8 @@
-// What every use case is given: the database, the broadcaster, the limits. Built once in app.ts.
+// What every use case is given: the database, the broadcaster, the limits, the send queue. Built once in app.ts.
 import type { Limits } from '../config.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { DB } from '../store/database.js';
+import type { SendQueue } from './messages.js';
 import type { RateLimiter } from './rate-limits.js';
 
 export interface ChatContext {
@@ -9,6 +10,8 @@ export interface ChatContext {
   readonly broadcaster: Broadcaster;
   readonly limits: Limits;
   readonly rateLimiter: RateLimiter;
+  /** Sends waiting to be written together (group commit). */
+  readonly sends: SendQueue;
 }
 
 /** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */

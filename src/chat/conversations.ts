@@ -1,12 +1,14 @@
 // The inbox, a single conversation, and find-or-create of direct conversations.
-import { sql } from 'kysely';
 import type { DomainEvent } from '../events/catalog.js';
+import { findDirect, inboxPage, insertDirect } from '../store/conversations.js';
+import { lockUsers } from '../store/locks.js';
+import { conversationResource, loadSharedConversations } from '../store/read-model.js';
+import { inTransaction } from '../store/transaction.js';
 import type { ConversationResource } from './resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import { inboxEvents } from './inbox.js';
-import { conversationResource, loadSharedConversations } from './views.js';
 
 export interface Page<T> {
   readonly data: T[];
@@ -27,19 +29,8 @@ function decodeCursor(cursor: string): { at: Date; id: number } {
 
 /** The user's conversations, newest activity first: four queries whatever the page size. */
 export async function listInbox(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<ConversationResource>> {
-  let query = ctx.db
-    .selectFrom('participants as p')
-    .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
-    .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at'])
-    .where('p.user_id', '=', actor.userId)
-    .orderBy('c.last_activity_at', 'desc')
-    .orderBy('c.id', 'desc')
-    .limit(options.limit + 1);
-  if (options.cursor) {
-    const { at, id } = decodeCursor(options.cursor);
-    query = query.where(sql<boolean>`(c.last_activity_at, c.id) < (${at}, ${id})`);
-  }
-  const rows = await query.execute();
+  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const rows = await inboxPage(ctx.db, actor.userId, { after, limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   const shared = await loadSharedConversations(ctx.db, page.map((r) => r.id));
   const last = page.at(-1);
@@ -51,52 +42,38 @@ export async function listInbox(ctx: ChatContext, actor: Actor, options: { curso
 
 export async function getConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationResource> {
   const { participant } = await requireParticipant(ctx.db, conversationId, actor.userId);
-  const shared = (await loadSharedConversations(ctx.db, [conversationId])).get(conversationId)!;
+  const shared = (await loadSharedConversations(ctx.db, [conversationId])).get(conversationId);
+  if (!shared) throw notFound('Conversation');
   return conversationResource(shared, participant);
 }
 
-/** Find or create the direct conversation between the actor and another user. */
+/**
+ * Find or create the direct conversation between the actor and another user. The pair's user rows are locked
+ * first (as a block locks them), so a conversation is never created past a block committed before it.
+ */
 export async function openDirect(
   ctx: ChatContext,
   actor: Actor,
   otherUserId: number,
 ): Promise<{ conversation: ConversationResource; created: boolean }> {
   if (otherUserId === actor.userId) throw invalid('user_id', 'A direct conversation needs another user.');
-  const other = await ctx.db.selectFrom('users').select('id').where('id', '=', otherUserId).executeTakeFirst();
-  if (!other) throw notFound('User');
-  await refuseIfBlocked(ctx.db, actor.userId, otherUserId);
-
-  const [low, high] = actor.userId < otherUserId ? [actor.userId, otherUserId] : [otherUserId, actor.userId];
-  const directKey = `${low}:${high}`;
-  const now = new Date();
-  // The unique direct_key makes two simultaneous opens agree on one conversation.
-  const created = await ctx.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('conversations')
-      .values({ type: 'direct', direct_key: directKey, participant_count: 2, last_activity_at: now, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('direct_key').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (!row) return null;
-    await trx
-      .insertInto('participants')
-      .values([low, high].map((user_id) => ({ conversation_id: row.id, user_id, role: 'member' as const, joined_at: now })))
-      .execute();
-    return row.id;
+  const { id, created } = await inTransaction(ctx.db, async (trx) => {
+    const found = await lockUsers(trx, [actor.userId, otherUserId]);
+    if (!found.has(otherUserId)) throw notFound('User');
+    await refuseIfBlocked(trx, actor.userId, otherUserId);
+    // The unique direct_key makes two simultaneous opens (on any node) agree on one conversation.
+    const createdId = await insertDirect(trx, actor.userId, otherUserId, new Date());
+    return createdId !== null ? { id: createdId, created: true } : { id: (await findDirect(trx, actor.userId, otherUserId))!, created: false };
   });
-  const id =
-    created ??
-    (await ctx.db.selectFrom('conversations').select('id').where('direct_key', '=', directKey).executeTakeFirstOrThrow()).id;
 
   let events: DomainEvent[] = [];
-  if (created !== null) {
+  if (created) {
     events = await inboxEvents(ctx.db, id);
     await ctx.broadcaster.dispatch(events, actor.socketId);
   }
   const own = events.find((e) => e.to[0] === actor.userId);
   return {
     conversation: own ? (own.payload as ConversationResource) : await getConversation(ctx, actor, id),
-    created: created !== null,
+    created,
   };
 }
-

@@ -2,17 +2,18 @@
 // queries however many participants there are.
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
-import { conversationResource, loadReaderStates, loadShared, type KnownConversation, type ReaderState, type SharedConversation } from './views.js';
+import { readerStates } from '../store/participants.js';
+import { conversationResource, loadShared, type ReaderState, type SharedConversation } from '../store/read-model.js';
 
-/**
- * InboxUpdated to the given readers (default: every participant) of one conversation. A caller that just
- * wrote the conversation passes what it knows (see KnownConversation): one query (the preview) remains.
- */
-export async function inboxEvents(db: DB, conversationId: number, readers?: readonly ReaderState[], known?: KnownConversation): Promise<DomainEvent[]> {
-  const [shared, states] = await Promise.all([
-    loadShared(db, conversationId, known),
-    readers ? Promise.resolve(readers) : loadReaderStates(db, conversationId),
-  ]);
+/** InboxUpdated to the given readers (default: every participant) of one conversation, loaded as it is now. */
+export async function inboxEvents(db: DB, conversationId: number, readers?: readonly ReaderState[]): Promise<DomainEvent[]> {
+  const [shared, states] = await Promise.all([loadShared(db, conversationId), readers ?? readerStates(db, conversationId)]);
+  // Gone (deleted since the write): nobody is left to tell.
+  return shared ? inboxUpdates(shared, states) : [];
+}
+
+/** InboxUpdated to each reader, each with its own ConversationResource: no query. */
+export function inboxUpdates(shared: SharedConversation, states: readonly ReaderState[]): DomainEvent[] {
   const encode = readerEncoder(shared);
   return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state), encode?.(state)));
 }
@@ -34,8 +35,4 @@ export function readerEncoder(shared: SharedConversation): ((state: ReaderState)
   const head = `${template.slice(0, at)}"unread_count":`;
   const tail = template.slice(at + READER_FIELDS.length - 1); // from the comma before created_at
   return (state) => `${head}${state.unread_count},"last_read_at":${state.last_read_at === null ? 'null' : `"${state.last_read_at.toISOString()}"`}${tail}`;
-}
-
-export async function inboxEventsFor(db: DB, conversationId: number, userIds: readonly number[]): Promise<DomainEvent[]> {
-  return inboxEvents(db, conversationId, await loadReaderStates(db, conversationId, userIds));
 }

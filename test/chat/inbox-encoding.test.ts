@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readerEncoder } from '../../src/chat/inbox.js';
-import { conversationResource, type ReaderState, type SharedConversation } from '../../src/chat/views.js';
+import { conversationResource, type ReaderState, type SharedConversation } from '../../src/store/read-model.js';
 
 const sender = { id: 7, name: 'Ann "the" Sender', avatar_url: null };
 

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
+import { createSendQueue } from '../../src/chat/messages.js';
 import type { ChatContext } from '../../src/chat/context.js';
 import { createPresenceService } from '../../src/chat/presence.js';
 import { createRateLimiter } from '../../src/chat/rate-limits.js';
@@ -17,11 +18,13 @@ test('an offline the sweep could not announce (database down) is announced by a 
   const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const sent: unknown[] = [];
+  const broadcaster = createBroadcaster({ publish: (_c, _e, data) => void sent.push(JSON.parse(data)), unsubscribeUser: () => {} }, pino({ level: 'silent' }));
   const ctx: ChatContext = {
     db,
-    broadcaster: createBroadcaster({ publish: (_c, _e, data) => void sent.push(JSON.parse(data)), unsubscribeUser: () => {} }, pino({ level: 'silent' })),
+    broadcaster,
     limits: loadConfig({ CHAT_JWT_SECRET: 'x', CHAT_SERVER_KEY: 'x', BROADCAST_APP_ID: '1', BROADCAST_APP_KEY: 'k', BROADCAST_APP_SECRET: 's' }).limits,
     rateLimiter: createRateLimiter({ send: 0, typing: 0, heartbeat: 0, channel_auth: 0 }),
+    sends: createSendQueue({ db, broadcaster }, { lanes: 1 }),
   };
   const tracker = memoryPresenceTracker(1_000);
   const presence = createPresenceService(tracker);

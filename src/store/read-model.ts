@@ -1,7 +1,7 @@
 // The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
 import { sql } from 'kysely';
-import type { DB } from '../store/database.js';
-import type { Conversation, Role } from '../store/schema.js';
+import type { DB } from './database.js';
+import type { Conversation, Role } from './schema.js';
 import {
   iso,
   isoOrNull,
@@ -10,7 +10,7 @@ import {
   type MessageResource,
   type ParticipantResource,
   type UserResource,
-} from './resources.js';
+} from '../chat/resources.js';
 
 export const PREVIEW_SIZE = 10;
 export const attachmentUrl = (id: number): string => `/api/chat/v1/attachments/${id}`;
@@ -164,6 +164,21 @@ export async function loadPreviews(db: DB, conversationIds: readonly number[]): 
   return previews;
 }
 
+/** The shared part of a conversation from its row, its preview and its last message (as loaded or as just written). */
+export function sharedConversation(c: Conversation, preview: ParticipantResource[], lastMessage: MessageResource | null): SharedConversation {
+  return {
+    id: c.id,
+    type: c.type,
+    name: c.name,
+    avatar_url: c.avatar_url,
+    participant_count: c.participant_count,
+    participants_preview: preview,
+    last_message: lastMessage,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+  };
+}
+
 /** Shared parts of several conversations: three queries (conversations, previews, last messages). */
 export async function loadSharedConversations(db: DB, ids: readonly number[]): Promise<Map<number, SharedConversation>> {
   const result = new Map<number, SharedConversation>();
@@ -172,60 +187,12 @@ export async function loadSharedConversations(db: DB, ids: readonly number[]): P
   const lastIds = conversations.map((c) => c.last_message_id).filter((id): id is number => id !== null);
   const [previews, lastMessages] = await Promise.all([loadPreviews(db, ids), loadMessages(db, lastIds)]);
   for (const c of conversations) {
-    result.set(c.id, {
-      id: c.id,
-      type: c.type,
-      name: c.name,
-      avatar_url: c.avatar_url,
-      participant_count: c.participant_count,
-      participants_preview: previews.get(c.id) ?? [],
-      last_message: c.last_message_id === null ? null : (lastMessages.get(c.last_message_id) ?? null),
-      created_at: c.created_at,
-      updated_at: c.updated_at,
-    });
+    const last = c.last_message_id === null ? null : (lastMessages.get(c.last_message_id) ?? null);
+    result.set(c.id, sharedConversation(c, previews.get(c.id) ?? [], last));
   }
   return result;
 }
 
-/**
- * What a caller that just wrote a conversation already holds: its row (from RETURNING) and its new last
- * message. loadShared then reads only the participant preview, and in parallel with the message's own load.
- */
-export interface KnownConversation {
-  readonly conversation: Conversation;
-  readonly lastMessage: MessageResource | Promise<MessageResource>;
-}
-
-export async function loadShared(db: DB, id: number, known?: KnownConversation): Promise<SharedConversation> {
-  if (known !== undefined) {
-    const c = known.conversation;
-    const [previews, lastMessage] = await Promise.all([loadPreviews(db, [id]), known.lastMessage]);
-    return {
-      id: c.id,
-      type: c.type,
-      name: c.name,
-      avatar_url: c.avatar_url,
-      participant_count: c.participant_count,
-      participants_preview: previews.get(id) ?? [],
-      last_message: lastMessage,
-      created_at: c.created_at,
-      updated_at: c.updated_at,
-    };
-  }
-  const shared = (await loadSharedConversations(db, [id])).get(id);
-  if (!shared) throw new Error(`conversation ${id} vanished`);
-  return shared;
-}
-
-/** Read states of a conversation's participants (all, or the given users). */
-export async function loadReaderStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
-  let query = db
-    .selectFrom('participants')
-    .select(['user_id', 'unread_count', 'last_read_at'])
-    .where('conversation_id', '=', conversationId);
-  if (userIds) {
-    if (userIds.length === 0) return [];
-    query = query.where('user_id', 'in', userIds);
-  }
-  return query.execute();
+export async function loadShared(db: DB, id: number): Promise<SharedConversation | undefined> {
+  return (await loadSharedConversations(db, [id])).get(id);
 }

@@ -1,0 +1,81 @@
+// Conversations: creating groups and direct conversations, group settings, deletion, and the inbox's order.
+import { sql } from 'kysely';
+import type { DB } from './database.js';
+import type { Role } from './schema.js';
+
+/** Creates a group with its participants: the creator as owner, then the others as members in the order given. */
+export async function insertGroup(
+  db: DB,
+  group: { name: string; avatar_url: string | null; ownerId: number; memberIds: readonly number[] },
+  now: Date,
+): Promise<number> {
+  const { id } = await db
+    .insertInto('conversations')
+    .values({
+      type: 'group',
+      name: group.name,
+      avatar_url: group.avatar_url,
+      participant_count: group.memberIds.length + 1,
+      last_activity_at: now,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  // Ranked join times keep the creator first and the others in the order given.
+  const rows = [group.ownerId, ...group.memberIds].map((user_id, i) => ({
+    conversation_id: id,
+    user_id,
+    role: (i === 0 ? 'owner' : 'member') as Role,
+    joined_at: new Date(now.getTime() + i),
+  }));
+  for (let i = 0; i < rows.length; i += 1000) await db.insertInto('participants').values(rows.slice(i, i + 1000)).execute();
+  return id;
+}
+
+/** "smallerId:largerId": the unique key of a direct conversation. */
+export const directKey = (a: number, b: number): string => (a < b ? `${a}:${b}` : `${b}:${a}`);
+
+export async function findDirect(db: DB, a: number, b: number): Promise<number | null> {
+  const row = await db.selectFrom('conversations').select('id').where('direct_key', '=', directKey(a, b)).executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** Creates the direct conversation of two users unless it exists; the unique key settles a race between nodes. */
+export async function insertDirect(db: DB, a: number, b: number, now: Date): Promise<number | null> {
+  const row = await db
+    .insertInto('conversations')
+    .values({ type: 'direct', direct_key: directKey(a, b), participant_count: 2, last_activity_at: now, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('direct_key').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) return null;
+  await db
+    .insertInto('participants')
+    .values([a, b].sort((x, y) => x - y).map((user_id) => ({ conversation_id: row.id, user_id, role: 'member' as const, joined_at: now })))
+    .execute();
+  return row.id;
+}
+
+export async function updateSettings(db: DB, conversationId: number, changes: { name?: string; avatar_url?: string | null }, now: Date): Promise<void> {
+  await db.updateTable('conversations').set({ ...changes, updated_at: now }).where('id', '=', conversationId).execute();
+}
+
+/** Deletes a conversation with its participants and messages. */
+export async function deleteConversation(db: DB, conversationId: number): Promise<void> {
+  await db.deleteFrom('conversations').where('id', '=', conversationId).execute();
+}
+
+/** One page of a user's conversations, newest activity first, after an (activity time, id) cursor. */
+export async function inboxPage(db: DB, userId: number, options: { after?: { at: Date; id: number }; limit: number }) {
+  let query = db
+    .selectFrom('participants as p')
+    .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
+    .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at'])
+    .where('p.user_id', '=', userId)
+    .orderBy('c.last_activity_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(options.limit);
+  if (options.after) query = query.where(sql<boolean>`(c.last_activity_at, c.id) < (${options.after.at}, ${options.after.id})`);
+  return query.execute();
+}

@@ -1,0 +1,271 @@
+// Messages: the write of new messages (many at once), edits and soft deletes with their guards, and the reads
+// the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
+import { sql } from 'kysely';
+import type { DB } from './database.js';
+import type { ReaderState } from './read-model.js';
+import type { Conversation, Message } from './schema.js';
+
+/** A message to write, as the use case has checked its own input (body length, body or attachment). */
+export interface MessageDraft {
+  readonly conversation_id: number;
+  readonly sender_id: number;
+  readonly body: string | null;
+  readonly attachment_id: number | null;
+  readonly reply_to_id: number | null;
+  readonly forwarded_from_message_id: number | null;
+  readonly forwarded_from_conversation_id: number | null;
+  readonly forwarded_from_sender_id: number | null;
+  readonly client_message_id: string | null;
+}
+
+/**
+ * What became of a draft, in the order the rules are checked: the sender is not a participant; the sender's
+ * client_message_id was used in this conversation already; messaging is blocked (a direct conversation where
+ * either side blocked the other); the attachment is not the sender's own upload (forwards carry another's);
+ * the message replied to is not a visible message of this conversation.
+ */
+export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here'] as const;
+export type DraftOutcome = (typeof DRAFT_OUTCOMES)[number];
+
+export interface DraftResult {
+  readonly outcome: DraftOutcome;
+  /** The new message's id when written. */
+  readonly id: number | null;
+  /** The sender's profile when written (a plain message's resource needs nothing else). */
+  readonly sender: { id: number; name: string; avatar_url: string | null } | null;
+}
+
+export interface WrittenMessages {
+  /** The time written: every new message's created_at and its conversation's activity. */
+  readonly at: Date;
+  /** One result per draft, in the drafts' order. */
+  readonly results: DraftResult[];
+  /** The conversations that received messages, as updated. */
+  readonly conversations: Map<number, Conversation>;
+  /** Every participant's read state after the write, per conversation that received messages. */
+  readonly readers: Map<number, ReaderState[]>;
+}
+
+type JsonTime = string | null;
+const toDate = (value: JsonTime): Date | null => (value === null ? null : new Date(value));
+
+/**
+ * Checks and writes many messages in one statement: each draft's rules (see DraftOutcome) are checked against
+ * what is committed, the drafts that pass are inserted with ids in the drafts' order, each conversation's last
+ * message and activity move, and every other participant's unread count grows by the messages others sent.
+ * The caller holds the conversations' write locks (locks.ts), so the checks cannot go stale before the write.
+ * The SQL text is the same for any number of drafts (they travel as one JSON parameter): planned once.
+ */
+export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date): Promise<WrittenMessages> {
+  const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
+  const { rows } = await sql<{
+    results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
+    conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
+    readers: { c: number; u: number; n: number; r: JsonTime }[];
+  }>`
+    with req as (
+      select * from jsonb_to_recordset(${input}::jsonb) as r(
+        ord int, conversation_id bigint, sender_id bigint, body text, attachment_id bigint, reply_to_id bigint,
+        forwarded_from_message_id bigint, forwarded_from_conversation_id bigint, forwarded_from_sender_id bigint,
+        client_message_id text)
+    ),
+    checked as (
+      select req.*, case
+        when p.user_id is null then 'not_participant'
+        when req.client_message_id is not null and exists (
+          select 1 from messages m
+          where m.conversation_id = req.conversation_id and m.sender_id = req.sender_id and m.client_message_id = req.client_message_id
+        ) then 'duplicate'
+        when c.type = 'direct' and exists (
+          select 1 from participants o
+          join blocks b on (b.blocker_id = req.sender_id and b.blocked_id = o.user_id) or (b.blocker_id = o.user_id and b.blocked_id = req.sender_id)
+          where o.conversation_id = req.conversation_id and o.user_id <> req.sender_id
+        ) then 'blocked'
+        when req.attachment_id is not null and req.forwarded_from_message_id is null and not exists (
+          select 1 from attachments a where a.id = req.attachment_id and a.uploader_id = req.sender_id
+        ) then 'attachment_not_yours'
+        when req.reply_to_id is not null and not exists (
+          select 1 from messages m where m.id = req.reply_to_id and m.conversation_id = req.conversation_id and m.deleted_at is null
+        ) then 'reply_not_here'
+        else 'ok' end as outcome
+      from req
+      left join conversations c on c.id = req.conversation_id
+      left join participants p on p.conversation_id = req.conversation_id and p.user_id = req.sender_id
+    ),
+    -- Ids drawn in the drafts' order (the sorted subquery is read in order), so a conversation's order is the drafts'.
+    numbered as (
+      select ord, nextval('messages_id_seq')::bigint as id
+      from (select ord from checked where outcome = 'ok' order by ord offset 0) ok
+    ),
+    ins as (
+      insert into messages (id, conversation_id, sender_id, body, attachment_id, reply_to_id, forwarded_from_message_id,
+        forwarded_from_conversation_id, forwarded_from_sender_id, client_message_id, created_at)
+      select n.id, c.conversation_id, c.sender_id, c.body, c.attachment_id, c.reply_to_id, c.forwarded_from_message_id,
+        c.forwarded_from_conversation_id, c.forwarded_from_sender_id, c.client_message_id, ${now}::timestamptz
+      from numbered n join checked c using (ord)
+      order by n.id
+      -- Another node's send with the same client_message_id committed first: that one stands.
+      on conflict (conversation_id, sender_id, client_message_id) where client_message_id is not null do nothing
+      returning id, conversation_id, sender_id
+    ),
+    latest as (select conversation_id, max(id) as id from ins group by conversation_id),
+    conv as (
+      update conversations c set last_message_id = latest.id, last_activity_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      from latest where c.id = latest.conversation_id
+      returning c.*
+    ),
+    readers as (
+      update participants p set unread_count = p.unread_count + x.added
+      from (
+        select p2.conversation_id, p2.user_id, count(ins.id) filter (where ins.sender_id <> p2.user_id) as added
+        from participants p2
+        join latest l on l.conversation_id = p2.conversation_id
+        left join ins on ins.conversation_id = p2.conversation_id
+        group by p2.conversation_id, p2.user_id
+      ) x
+      where p.conversation_id = x.conversation_id and p.user_id = x.user_id
+      returning p.conversation_id, p.user_id, p.unread_count, p.last_read_at
+    )
+    select
+      (select coalesce(json_agg(json_build_object(
+          'outcome', case when c.outcome = 'ok' and i.id is null then 'duplicate' else c.outcome end,
+          'id', i.id, 'name', u.name, 'avatar_url', u.avatar_url) order by c.ord), '[]')
+        from checked c
+        left join numbered n using (ord)
+        left join ins i on i.id = n.id
+        left join users u on u.id = i.sender_id) as results,
+      (select coalesce(json_agg(conv), '[]') from conv) as conversations,
+      (select coalesce(json_agg(json_build_object('c', conversation_id, 'u', user_id, 'n', unread_count, 'r', last_read_at)), '[]')
+        from readers) as readers
+  `.execute(db);
+  const row = rows[0]!;
+  const results = row.results.map((r, i): DraftResult => {
+    if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null };
+    return { outcome: 'written', id: r.id, sender: { id: drafts[i]!.sender_id, name: r.name!, avatar_url: r.avatar_url } };
+  });
+  const conversations = new Map<number, Conversation>();
+  for (const c of row.conversations) {
+    conversations.set(c.id, {
+      ...c,
+      last_activity_at: new Date(c.last_activity_at),
+      created_at: new Date(c.created_at),
+      updated_at: new Date(c.updated_at),
+    });
+  }
+  const readers = new Map<number, ReaderState[]>();
+  for (const r of row.readers) {
+    let list = readers.get(r.c);
+    if (list === undefined) readers.set(r.c, (list = []));
+    list.push({ user_id: r.u, unread_count: r.n, last_read_at: toDate(r.r) });
+  }
+  return { at: now, results, conversations, readers };
+}
+
+export async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('sender_id', '=', senderId)
+    .where('client_message_id', '=', clientMessageId)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** A message that is not deleted. */
+export async function findVisibleMessage(db: DB, messageId: number): Promise<Message | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** A page of visible message ids of a conversation: before (older) or after (newer) a message id. */
+export async function pageMessageIds(
+  db: DB,
+  conversationId: number,
+  options: { before?: number; after?: number; limit: number },
+): Promise<number[]> {
+  const forward = options.after !== undefined;
+  let query = db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', forward ? 'asc' : 'desc')
+    .limit(options.limit);
+  if (options.before !== undefined) query = query.where('id', '<', options.before);
+  if (options.after !== undefined) query = query.where('id', '>', options.after);
+  return (await query.execute()).map((r) => r.id);
+}
+
+/** Sets a visible message's body; false when it is deleted (or gone) by now. */
+export async function editBody(db: DB, messageId: number, body: string | null, now: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('messages')
+    .set({ body, edited_at: now })
+    .where('id', '=', messageId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Soft-deletes a visible message and moves what it counted in: the conversation's last message falls back to
+ * the newest still visible, and each participant who had not read it (other than its sender) has one unread
+ * message fewer. False when it was deleted already, in which case nothing moves.
+ */
+export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversation_id' | 'sender_id'>, now: Date): Promise<boolean> {
+  const deleted = await db
+    .updateTable('messages')
+    .set({ deleted_at: now })
+    .where('id', '=', message.id)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  if (!deleted) return false;
+  await db
+    .updateTable('conversations')
+    .set({
+      last_message_id: sql`(select max(id) from messages where conversation_id = ${message.conversation_id} and deleted_at is null)`,
+      updated_at: now,
+    })
+    .where('id', '=', message.conversation_id)
+    .where('last_message_id', '=', message.id)
+    .execute();
+  await db
+    .updateTable('participants')
+    .set({ unread_count: sql`unread_count - 1` })
+    .where('conversation_id', '=', message.conversation_id)
+    .where('user_id', '<>', message.sender_id)
+    .where('last_read_message_id', '<', message.id)
+    .execute();
+  return true;
+}
+
+/** The newest message id of a conversation (deleted or not: a read position may rest on either); 0 when empty. */
+export async function latestMessageId(db: DB, conversationId: number): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return row?.id ?? 0;
+}
+
+/** Whether a message (deleted or not) belongs to a conversation. */
+export async function messageInConversation(db: DB, conversationId: number, messageId: number): Promise<boolean> {
+  const row = await db.selectFrom('messages').select('id').where('id', '=', messageId).where('conversation_id', '=', conversationId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Visible messages after a read position that others sent: a reader's unread count, recounted. */
+export async function countUnread(db: DB, conversationId: number, userId: number, afterId: number): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('conversation_id', '=', conversationId)
+    .where('id', '>', afterId)
+    .where('sender_id', '<>', userId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

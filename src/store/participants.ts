@@ -1,0 +1,138 @@
+// Participants: memberships, roles and read positions. Written under the conversation's lock (see locks.ts).
+import { sql } from 'kysely';
+import type { DB } from './database.js';
+import type { ReaderState } from './read-model.js';
+import type { Conversation, Participant, Role } from './schema.js';
+
+export interface Membership {
+  readonly conversation: Conversation;
+  readonly participant: Participant;
+}
+
+/** A participant's row with its conversation; undefined when the user is not a participant (or it is gone). */
+export async function findMembership(db: DB, conversationId: number, userId: number): Promise<Membership | undefined> {
+  const row = await db
+    .selectFrom('participants as p')
+    .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
+    .selectAll('c')
+    .select(['p.role', 'p.joined_at', 'p.last_read_message_id', 'p.last_read_at', 'p.unread_count'])
+    .where('p.conversation_id', '=', conversationId)
+    .where('p.user_id', '=', userId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { role, joined_at, last_read_message_id, last_read_at, unread_count, ...conversation } = row;
+  return {
+    conversation,
+    participant: { conversation_id: conversationId, user_id: userId, role, joined_at, last_read_message_id, last_read_at, unread_count },
+  };
+}
+
+export async function findParticipant(db: DB, conversationId: number, userId: number): Promise<Participant | undefined> {
+  return db.selectFrom('participants').selectAll().where('conversation_id', '=', conversationId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function participantIds(db: DB, conversationId: number): Promise<number[]> {
+  const rows = await db.selectFrom('participants').select('user_id').where('conversation_id', '=', conversationId).orderBy('user_id').execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** The other participant of a direct conversation. */
+export async function directPeer(db: DB, conversationId: number, userId: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('participants')
+    .select('user_id')
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '<>', userId)
+    .executeTakeFirst();
+  return row?.user_id ?? null;
+}
+
+/** Adds the users who are not participants yet, as members who have read the history so far; returns them. */
+export async function addMembers(db: DB, conversationId: number, userIds: readonly number[], lastReadMessageId: number, now: Date): Promise<number[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db
+    .insertInto('participants')
+    .values(userIds.map((user_id, i) => ({
+      conversation_id: conversationId,
+      user_id,
+      role: 'member' as Role,
+      // Ranked join times keep the order given.
+      joined_at: new Date(now.getTime() + i),
+      last_read_message_id: lastReadMessageId,
+    })))
+    .onConflict((oc) => oc.columns(['conversation_id', 'user_id']).doNothing())
+    .returning('user_id')
+    .execute();
+  const added = new Set(rows.map((r) => r.user_id));
+  if (added.size > 0) {
+    await db
+      .updateTable('conversations')
+      .set({ participant_count: sql`participant_count + ${added.size}`, updated_at: now })
+      .where('id', '=', conversationId)
+      .execute();
+  }
+  return userIds.filter((id) => added.has(id));
+}
+
+/** Removes a participant and keeps the count; false when the user was not one. */
+export async function removeMember(db: DB, conversationId: number, userId: number, now: Date): Promise<boolean> {
+  const removed = await db
+    .deleteFrom('participants')
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '=', userId)
+    .returning('user_id')
+    .executeTakeFirst();
+  if (!removed) return false;
+  await db
+    .updateTable('conversations')
+    .set({ participant_count: sql`participant_count - 1`, updated_at: now })
+    .where('id', '=', conversationId)
+    .execute();
+  return true;
+}
+
+export async function setRole(db: DB, conversationId: number, userId: number, role: Role): Promise<void> {
+  await db.updateTable('participants').set({ role }).where('conversation_id', '=', conversationId).where('user_id', '=', userId).execute();
+}
+
+/** Who inherits a group from its leaving owner: the longest-standing admin, else the longest-standing member. */
+export async function heirOf(db: DB, conversationId: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('participants')
+    .select('user_id')
+    .where('conversation_id', '=', conversationId)
+    .orderBy(sql`case role when 'owner' then 0 when 'admin' then 1 else 2 end`)
+    .orderBy('joined_at')
+    .orderBy('user_id')
+    .executeTakeFirst();
+  return row?.user_id ?? null;
+}
+
+/** Moves a reader's position and sets its recounted unread count. */
+export async function setReadPosition(
+  db: DB,
+  conversationId: number,
+  userId: number,
+  position: { messageId: number; at: Date; unreadCount: number },
+): Promise<ReaderState> {
+  return db
+    .updateTable('participants')
+    .set({ last_read_message_id: position.messageId, last_read_at: position.at, unread_count: position.unreadCount })
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '=', userId)
+    .returning(['user_id', 'unread_count', 'last_read_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Read states of a conversation's participants (all, or the given users). */
+export async function readerStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
+  let query = db
+    .selectFrom('participants')
+    .select(['user_id', 'unread_count', 'last_read_at'])
+    .where('conversation_id', '=', conversationId);
+  if (userIds) {
+    if (userIds.length === 0) return [];
+    query = query.where('user_id', 'in', userIds);
+  }
+  return query.execute();
+}
