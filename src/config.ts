@@ -48,6 +48,8 @@ export interface Config {
   readonly dataDir: string;
   /** PostgreSQL URL; null means the embedded PGlite database in dataDir. */
   readonly databaseUrl: string | null;
+  /** DATABASE_PREPARED_STATEMENTS (PostgreSQL): parameterized queries as named prepared statements. Default on. */
+  readonly databasePreparedStatements: boolean;
   readonly redisUrl: string | null;
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
   readonly redisPrefix: string;
@@ -116,6 +118,16 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 function str(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+/** On/off: 1, true, on, yes or 0, false, off, no (any case); unset or empty is the fallback. */
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name);
+  if (raw === null) return fallback;
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(value)) return true;
+  if (['0', 'false', 'off', 'no'].includes(value)) return false;
+  throw new ConfigError(`${name} must be on or off (1/true/on or 0/false/off), got "${raw}"`);
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -218,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: str(env, 'HOST') ?? '0.0.0.0',
     dataDir,
     databaseUrl: str(env, 'DATABASE_URL'),
+    databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     redisUrl: str(env, 'REDIS_URL'),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'parley:',
     jwtSecret: pick('jwtSecret'),

@@ -6,7 +6,10 @@ import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
+import { preparingPool, type PreparedStatementStats } from './prepared.js';
 import type { Schema } from './schema.js';
+
+export { isRetryableTransactionError, isStalePlanError } from './errors.js';
 
 export type DB = Kysely<Schema>;
 
@@ -16,6 +19,8 @@ export interface Database {
   ping(): Promise<void>;
   /** Connection pool figures (PostgreSQL only). */
   poolStats(): { total: number; idle: number; waiting: number } | null;
+  /** Prepared statement figures (PostgreSQL with DATABASE_PREPARED_STATEMENTS on), else null. */
+  preparedStats(): PreparedStatementStats | null;
   close(): Promise<void>;
 }
 
@@ -32,7 +37,14 @@ async function pgliteDialect(dataDir: string): Promise<Dialect> {
   return new PGliteDialect(client);
 }
 
-function postgresDialect(url: string): { dialect: Dialect; pool: pg.Pool } {
+export interface DatabaseOptions {
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  /** PostgreSQL: parameterized queries as named prepared statements (see prepared.ts). Default true. */
+  readonly databasePreparedStatements?: boolean;
+}
+
+function postgresDialect(url: string, prepared: boolean) {
   const types = {
     getTypeParser: ((oid: number, format?: string) =>
       oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
@@ -44,12 +56,13 @@ function postgresDialect(url: string): { dialect: Dialect; pool: pg.Pool } {
   // listens on idle clients only, and an 'error' event nobody listens to kills the process. The query that
   // uses it next fails (a 503), and the pool discards it on release since it is no longer queryable.
   pool.on('connect', (client) => client.on('error', () => {}));
-  return { dialect: new PostgresDialect({ pool }), pool };
+  const preparing = prepared ? preparingPool(pool) : null;
+  return { dialect: new PostgresDialect({ pool: preparing ?? pool }), pool, preparing };
 }
 
-export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const kind = options.databaseUrl ? 'postgres' : 'pglite';
-  const postgres = options.databaseUrl ? postgresDialect(options.databaseUrl) : null;
+  const postgres = options.databaseUrl ? postgresDialect(options.databaseUrl, options.databasePreparedStatements ?? true) : null;
   const dialect = postgres?.dialect ?? (await pgliteDialect(options.dataDir));
   const db = new Kysely<Schema>({ dialect });
   return {
@@ -60,6 +73,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     },
     poolStats: () =>
       postgres ? { total: postgres.pool.totalCount, idle: postgres.pool.idleCount, waiting: postgres.pool.waitingCount } : null,
+    preparedStats: () => postgres?.preparing?.stats() ?? null,
     close: () => db.destroy(),
   };
 }
