@@ -37,9 +37,10 @@ async function announce(ctx: ChatContext, actor: Actor, otherId: number, blocked
   );
 }
 
-async function blockedIdsOfPair(db: DB, userId: number, otherId: number) {
-  const [mine, theirs] = await Promise.all([messagingBlockedUserIds(db, userId), messagingBlockedUserIds(db, otherId)]);
-  return { mine, theirs };
+/** In the transaction, one query after the other (a transaction's connection runs one at a time). */
+async function blockedIdsOfPair(trx: DB, userId: number, otherId: number) {
+  const mine = await messagingBlockedUserIds(trx, userId);
+  return { mine, theirs: await messagingBlockedUserIds(trx, otherId) };
 }
 
 export async function blockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {

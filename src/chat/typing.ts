@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { event } from '../events/catalog.js';
 import type { RedisConnections } from '../store/redis.js';
-import { requireParticipant } from './access.js';
+import { refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 
 export interface TypingLeases {
@@ -61,7 +61,9 @@ export function createTypingTracker(timeoutMs: number, leases: TypingLeases = me
   return {
     async signal(ctx, actor, conversationId, isTyping) {
       ctx.rateLimiter.consume('typing', actor.userId);
-      await requireParticipant(ctx.db, conversationId, actor.userId);
+      const membership = await requireParticipant(ctx.db, conversationId, actor.userId);
+      // A blocked pair cannot start typing at each other; stopping is always allowed.
+      if (isTyping) await refuseIfDirectBlocked(ctx.db, membership, actor.userId);
       const key = `${conversationId}:${actor.userId}`;
       const payload = { conversation_id: conversationId, user_id: actor.userId, is_typing: isTyping };
       clearTimer(key);
