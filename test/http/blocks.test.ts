@@ -57,6 +57,29 @@ for (const database of DATABASES) {
       assert.deepEqual(history.body.data.map((m: any) => m.body), ['before the block']);
     });
 
+    test('a block refuses edits of earlier direct messages both ways with 403 blocked, and the message stays as it was', async () => {
+      const [a, b] = newUsers(2);
+      const id = await direct(app, a, b);
+      const mine = await send(app, a, id, 'before the block');
+      const theirs = await send(app, b, id, 'also before');
+      await block(a, b);
+      assertError(await app.request(b, 'PATCH', `/messages/${theirs.id}`, { body: 'edited after being blocked' }), 403, 'blocked');
+      assertError(await app.request(a, 'PATCH', `/messages/${mine.id}`, { body: 'edited by the blocker' }), 403, 'blocked');
+      const history = await app.request(a, 'GET', `/conversations/${id}/messages`);
+      assert.deepEqual(history.body.data.map((m: any) => [m.body, m.edited_at]), [['also before', null], ['before the block', null]]);
+      await unblock(a, b);
+      assert.equal((await app.request(b, 'PATCH', `/messages/${theirs.id}`, { body: 'edited once unblocked' })).status, 200);
+    });
+
+    test('a block refuses starting to type in the direct conversation both ways; stopping is accepted', async () => {
+      const [a, b] = newUsers(2);
+      const id = await direct(app, a, b);
+      await block(b, a);
+      assertError(await app.request(a, 'POST', `/conversations/${id}/typing`, { is_typing: true }), 403, 'blocked');
+      assertError(await app.request(b, 'POST', `/conversations/${id}/typing`, { is_typing: true }), 403, 'blocked');
+      assert.equal((await app.request(a, 'POST', `/conversations/${id}/typing`, { is_typing: false })).status, 204);
+    });
+
     test('a block refuses opening a direct conversation both ways with 403 blocked', async () => {
       const [a, b] = newUsers(2);
       await register(app, a, b);
