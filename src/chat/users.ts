@@ -1,7 +1,8 @@
 // Users belong to the host application: created or updated by the server key, or from a token's claims.
+import { claimsDiffer, knownUser, rememberUser } from '../http/token-cache.js';
 import type { DB } from '../store/database.js';
 import type { UserResource } from './resources.js';
-import { userResource } from './views.js';
+import { userResource } from '../store/read-model.js';
 
 export interface UserProfile {
   readonly name?: string;
@@ -23,17 +24,25 @@ export async function upsertUser(db: DB, id: number, profile: UserProfile): Prom
     )
     .returning(['id', 'name', 'avatar_url', 'created_at'])
     .executeTakeFirstOrThrow();
+  // This node's token authentication compares claims with it (http/token-cache.ts).
+  rememberUser(db, id, row);
   return { user: userResource(row), created: row.created_at.getTime() === now.getTime() };
 }
 
-/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs. */
+/**
+ * A token's user: created when first seen, its profile refreshed when the claims carry one that differs.
+ * The profile this node last read or wrote (http/token-cache.ts) stands in for the SELECT: claims equal to it
+ * cost nothing, claims that differ are written straight away.
+ */
 export async function ensureUser(db: DB, id: number, claims: UserProfile): Promise<void> {
+  const known = knownUser(db, id);
+  if (known) {
+    if (claimsDiffer(claims, known)) await upsertUser(db, id, claims);
+    return;
+  }
   const existing = await db.selectFrom('users').select(['name', 'avatar_url']).where('id', '=', id).executeTakeFirst();
-  const changed =
-    !existing ||
-    (claims.name !== undefined && claims.name !== existing.name) ||
-    (claims.avatar_url !== undefined && claims.avatar_url !== existing.avatar_url);
-  if (changed) await upsertUser(db, id, claims);
+  if (!existing || claimsDiffer(claims, existing)) await upsertUser(db, id, claims);
+  else rememberUser(db, id, existing);
 }
 
 export async function usersExist(db: DB, ids: readonly number[]): Promise<number[]> {

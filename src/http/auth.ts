@@ -7,6 +7,7 @@ import { ChatError } from '../chat/errors.js';
 import { ensureUser } from '../chat/users.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
+import { TokenCache, type VerifiedToken } from './token-cache.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -45,19 +46,21 @@ export function createTokenIssuer(secret: string): TokenIssuer {
   };
 }
 
-/** An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. */
-export function userAuthenticator(secret: string, db: DB) {
+/**
+ * An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. A token
+ * seen before on this node is not verified again while it has not expired, and its user is not read again
+ * while the claims equal the profile last seen (token-cache.ts).
+ */
+export function userAuthenticator(secret: string, db: DB, tokens: TokenCache = new TokenCache()) {
   // Imported once: given the raw bytes, jose imports the key again on every request (about 50 µs of CPU each).
   let key: Promise<CryptoKey> | undefined;
   const verifyKey = () =>
     (key ??= crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
-  return async function authenticate(request: FastifyRequest): Promise<void> {
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
+
+  async function verify(token: string): Promise<VerifiedToken> {
     let payload;
     try {
-      ({ payload } = await jwtVerify(match[1], await verifyKey(), { algorithms: ['HS256'] }));
+      ({ payload } = await jwtVerify(token, await verifyKey(), { algorithms: ['HS256'] }));
     } catch (err) {
       const expired = err instanceof joseErrors.JWTExpired;
       throw new ChatError('unauthenticated', expired ? 'The token has expired.' : 'The token is not valid.');
@@ -66,7 +69,18 @@ export function userAuthenticator(secret: string, db: DB) {
     if (userId === null) throw new ChatError('unauthenticated', 'The token has no valid user id in sub.');
     // PostgreSQL text cannot hold U+0000: drop it from the claims rather than fail the request.
     const claim = (value: unknown): string | undefined => (typeof value === 'string' ? value.replaceAll('\u0000', '') : undefined);
-    await ensureUser(db, userId, { name: claim(payload.name), avatar_url: claim(payload.avatar_url) });
+    // jose has checked that exp, when present, is a number.
+    const verified: VerifiedToken = { userId, exp: payload.exp, claims: { name: claim(payload.name), avatar_url: claim(payload.avatar_url) } };
+    tokens.set(token, verified);
+    return verified;
+  }
+
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
+    const { userId, claims } = tokens.get(match[1]) ?? (await verify(match[1]));
+    await ensureUser(db, userId, claims);
     const socketId = request.headers['x-socket-id'];
     request.actor = { userId, socketId: typeof socketId === 'string' && isValidSocketId(socketId) ? socketId : undefined };
   };
