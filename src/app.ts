@@ -36,7 +36,7 @@ export interface App {
 }
 
 /** Send batches in flight at once on PostgreSQL (each holds a pooled connection while it runs). */
-const SEND_LANES = 4;
+const SEND_LANES = Number(process.env.PARLEY_SEND_LANES ?? 4);
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const database = await openDatabase(config);

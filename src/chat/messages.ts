@@ -16,7 +16,7 @@ import {
   type WrittenMessages,
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
-import { loadMessage, loadMessages, loadPreviews, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
+import { loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
 import { inTransaction } from '../store/transaction.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
@@ -186,7 +186,7 @@ async function existingMessage(db: DB, draft: MessageDraft): Promise<SendResult>
 
 /**
  * Resources and events of messages just written: a plain message (no attachment, reply or forward) is all
- * known from the write; the others are loaded in one query, with the conversations' previews beside it.
+ * known from the write, and so are the conversations' previews; the other messages are loaded in one query.
  * For each message in order: MessageSent, then InboxUpdated to every participant with the unread count as of
  * that message; the events of draft i are not sent to socket socketOf(i) (X-Socket-ID of its request).
  * Returns the resources by draft index.
@@ -206,12 +206,10 @@ async function announceWritten(
     if (plain) messages.set(i, plainMessage(result.id!, draft.conversation_id, draft.body, result.sender!, written.at));
     else toLoad.push(i);
   });
-  if (messages.size === 0 && toLoad.length === 0) return messages;
-  const [loaded, previews] = await Promise.all([
-    loadMessages(deps.db, toLoad.map((i) => written.results[i]!.id!)),
-    loadPreviews(deps.db, [...written.conversations.keys()]),
-  ]);
-  for (const i of toLoad) messages.set(i, loaded.get(written.results[i]!.id!)!);
+  if (toLoad.length > 0) {
+    const loaded = await loadMessages(deps.db, toLoad.map((i) => written.results[i]!.id!));
+    for (const i of toLoad) messages.set(i, loaded.get(written.results[i]!.id!)!);
+  }
 
   // Each message's readers, walking back from the states after the whole write.
   const statesAt = new Map<number, readonly ReaderState[]>();
@@ -229,7 +227,7 @@ async function announceWritten(
     const message = messages.get(i);
     if (!message) continue;
     const conversationId = drafts[i]!.conversation_id;
-    const shared = sharedConversation(written.conversations.get(conversationId)!, previews.get(conversationId) ?? [], message);
+    const shared = sharedConversation(written.conversations.get(conversationId)!, written.previews.get(conversationId) ?? [], message);
     const events: DomainEvent[] = [event('MessageSent', conversationId, sentPayload(message)), ...inboxUpdates(shared, statesAt.get(i)!)];
     // Started in order, not awaited one by one: the frames leave in the messages' order.
     dispatches.push(deps.broadcaster.dispatch(events, socketOf(i)));

@@ -2,7 +2,8 @@
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import type { ReaderState } from './read-model.js';
+import { previewRowsSql, previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
+import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
 
 /** A message to write, as the use case has checked its own input (body length, body or attachment). */
@@ -44,6 +45,8 @@ export interface WrittenMessages {
   readonly conversations: Map<number, Conversation>;
   /** Every participant's read state after the write, per conversation that received messages. */
   readonly readers: Map<number, ReaderState[]>;
+  /** The participant previews of the conversations that received messages (their inbox entries show them). */
+  readonly previews: Map<number, ParticipantResource[]>;
 }
 
 type JsonTime = string | null;
@@ -62,6 +65,7 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
     results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
     conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
     readers: { c: number; u: number; n: number; r: JsonTime }[];
+    previews: PreviewRow[];
   }>`
     with req as (
       select * from jsonb_to_recordset(${input}::jsonb) as r(
@@ -136,7 +140,8 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
         left join users u on u.id = i.sender_id) as results,
       (select coalesce(json_agg(conv), '[]') from conv) as conversations,
       (select coalesce(json_agg(json_build_object('c', conversation_id, 'u', user_id, 'n', unread_count, 'r', last_read_at)), '[]')
-        from readers) as readers
+        from readers) as readers,
+      (select coalesce(json_agg(preview), '[]') from (${previewRowsSql(sql`select conversation_id from latest`)}) preview) as previews
   `.execute(db);
   const row = rows[0]!;
   const results = row.results.map((r, i): DraftResult => {
@@ -158,7 +163,7 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
     if (list === undefined) readers.set(r.c, (list = []));
     list.push({ user_id: r.u, unread_count: r.n, last_read_at: toDate(r.r) });
   }
-  return { at: now, results, conversations, readers };
+  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), row.previews) };
 }
 
 export async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {

@@ -1,5 +1,5 @@
 // The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DB } from './database.js';
 import type { Conversation, Role } from './schema.js';
 import {
@@ -137,31 +137,45 @@ export function conversationResource(shared: SharedConversation, reader: ReaderS
   };
 }
 
-/** Up to PREVIEW_SIZE participants per conversation, owners and admins first, then by seniority: one query. */
-export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
-  const previews = new Map<number, ParticipantResource[]>(conversationIds.map((id) => [id, []]));
-  if (conversationIds.length === 0) return previews;
-  const rows = await db
-    .selectFrom((eb) =>
-      eb
-        .selectFrom('participants as p')
-        .innerJoin('users as u', 'u.id', 'p.user_id')
-        .select([
-          'p.conversation_id', 'u.id', 'u.name', 'u.avatar_url', 'p.role',
-          sql<number>`row_number() over (partition by p.conversation_id order by case p.role when 'owner' then 0 when 'admin' then 1 else 2 end, p.joined_at, p.user_id)`.as('rank'),
-        ])
-        .where('p.conversation_id', 'in', conversationIds)
-        .as('ranked'),
-    )
-    .selectAll()
-    .where('rank', '<=', PREVIEW_SIZE)
-    .orderBy('conversation_id')
-    .orderBy('rank')
-    .execute();
-  for (const row of rows) {
-    previews.get(row.conversation_id)!.push({ id: row.id, name: row.name, avatar_url: row.avatar_url, role: row.role as Role });
-  }
+/** One participant of a preview, with its conversation and its rank in the preview. */
+export interface PreviewRow {
+  readonly conversation_id: number;
+  readonly id: number;
+  readonly name: string;
+  readonly avatar_url: string | null;
+  readonly role: Role;
+}
+
+/**
+ * The preview rows of the conversations `conversationIds` selects (a list of ids, or a subquery): up to
+ * PREVIEW_SIZE participants each, owners and admins first, then by seniority, ordered by conversation and rank.
+ * Also part of the send's write statement (store/messages.ts), which returns the previews it needs.
+ */
+export function previewRowsSql(conversationIds: RawBuilder<unknown>): RawBuilder<PreviewRow> {
+  return sql<PreviewRow>`
+    select conversation_id, id, name, avatar_url, role from (
+      select p.conversation_id, u.id, u.name, u.avatar_url, p.role,
+        row_number() over (partition by p.conversation_id
+          order by case p.role when 'owner' then 0 when 'admin' then 1 else 2 end, p.joined_at, p.user_id) as rank
+      from participants p join users u on u.id = p.user_id
+      where p.conversation_id in (${conversationIds})
+    ) ranked
+    where rank <= ${sql.lit(PREVIEW_SIZE)}
+    order by conversation_id, rank`;
+}
+
+/** Groups preview rows (in their order) by conversation. */
+export function previewsOf(conversationIds: Iterable<number>, rows: readonly PreviewRow[]): Map<number, ParticipantResource[]> {
+  const previews = new Map<number, ParticipantResource[]>([...conversationIds].map((id) => [id, []]));
+  for (const row of rows) previews.get(row.conversation_id)?.push({ id: row.id, name: row.name, avatar_url: row.avatar_url, role: row.role });
   return previews;
+}
+
+/** Up to PREVIEW_SIZE participants per conversation: one query. */
+export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
+  if (conversationIds.length === 0) return new Map();
+  const { rows } = await previewRowsSql(sql.join(conversationIds.map((id) => sql`${id}`))).execute(db);
+  return previewsOf(conversationIds, rows);
 }
 
 /** The shared part of a conversation from its row, its preview and its last message (as loaded or as just written). */
