@@ -17,7 +17,7 @@ import {
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
 import { loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
-import { inTransaction } from '../store/transaction.js';
+import { inTransaction, retrying } from '../store/transaction.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
@@ -127,7 +127,7 @@ const isInputError = (err: unknown): boolean => {
 
 /**
  * Sends of several requests in one transaction: the conversations locked (ascending id), every draft checked
- * and written in one statement, one commit; then each written message's events, dispatched in order.
+ * and written, one commit, all in one round trip; then each written message's events, dispatched in order.
  * A request repeating an earlier one's client_message_id in the same batch gets that one's message.
  */
 async function sendBatch(deps: { db: DB; broadcaster: Broadcaster }, requests: readonly SendRequest[]): Promise<(SendResult | Error)[]> {
@@ -149,10 +149,8 @@ async function sendBatch(deps: { db: DB; broadcaster: Broadcaster }, requests: r
   const now = new Date();
   let written: WrittenMessages;
   try {
-    written = await inTransaction(deps.db, async (trx) => {
-      await lockConversations(trx, drafts.map((d) => d.conversation_id));
-      return writeMessages(trx, drafts, now);
-    });
+    // Lock, check and write in one round trip, its own transaction (see writeMessages).
+    written = await retrying(() => writeMessages(deps.db, drafts, now));
   } catch (err) {
     if (requests.length === 1 || !isInputError(err)) return requests.map(() => err as Error);
     // One request's input broke the statement: each on its own, so only that one fails.

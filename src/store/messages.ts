@@ -2,7 +2,7 @@
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import { previewRowsSql, previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
+import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
 import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
 
@@ -53,103 +53,31 @@ type JsonTime = string | null;
 const toDate = (value: JsonTime): Date | null => (value === null ? null : new Date(value));
 
 /**
- * Checks and writes many messages in one statement: each draft's rules (see DraftOutcome) are checked against
- * what is committed, the drafts that pass are inserted with ids in the drafts' order, each conversation's last
- * message and activity move, and every other participant's unread count grows by the messages others sent.
- * The caller holds the conversations' write locks (locks.ts), so the checks cannot go stale before the write.
- * The SQL text is the same for any number of drafts (they travel as one JSON parameter): planned once.
+ * Checks and writes many messages in one round trip: the database function parley_send_messages (migration
+ * 002) locks the conversations (write lock, ascending id), then checks each draft's rules (see DraftOutcome)
+ * against what is committed, inserts the drafts that pass with ids in the drafts' order, moves each
+ * conversation's last message and activity, grows every other participant's unread count by the messages
+ * others sent, and returns all of it with the conversations' previews. Called on its own it is its own
+ * transaction; inside one (a forward) its locks and writes belong to that transaction.
+ * The drafts travel as one JSON parameter, so the statement is the same for any number of them.
  */
 export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date): Promise<WrittenMessages> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
   const { rows } = await sql<{
-    results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
-    conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
-    readers: { c: number; u: number; n: number; r: JsonTime }[];
-    previews: PreviewRow[];
-  }>`
-    with req as (
-      select * from jsonb_to_recordset(${input}::jsonb) as r(
-        ord int, conversation_id bigint, sender_id bigint, body text, attachment_id bigint, reply_to_id bigint,
-        forwarded_from_message_id bigint, forwarded_from_conversation_id bigint, forwarded_from_sender_id bigint,
-        client_message_id text)
-    ),
-    checked as (
-      select req.*, case
-        when p.user_id is null then 'not_participant'
-        when req.client_message_id is not null and exists (
-          select 1 from messages m
-          where m.conversation_id = req.conversation_id and m.sender_id = req.sender_id and m.client_message_id = req.client_message_id
-        ) then 'duplicate'
-        when c.type = 'direct' and exists (
-          select 1 from participants o
-          join blocks b on (b.blocker_id = req.sender_id and b.blocked_id = o.user_id) or (b.blocker_id = o.user_id and b.blocked_id = req.sender_id)
-          where o.conversation_id = req.conversation_id and o.user_id <> req.sender_id
-        ) then 'blocked'
-        when req.attachment_id is not null and req.forwarded_from_message_id is null and not exists (
-          select 1 from attachments a where a.id = req.attachment_id and a.uploader_id = req.sender_id
-        ) then 'attachment_not_yours'
-        when req.reply_to_id is not null and not exists (
-          select 1 from messages m where m.id = req.reply_to_id and m.conversation_id = req.conversation_id and m.deleted_at is null
-        ) then 'reply_not_here'
-        else 'ok' end as outcome
-      from req
-      left join conversations c on c.id = req.conversation_id
-      left join participants p on p.conversation_id = req.conversation_id and p.user_id = req.sender_id
-    ),
-    -- Ids drawn in the drafts' order (the sorted subquery is read in order), so a conversation's order is the drafts'.
-    numbered as (
-      select ord, nextval('messages_id_seq')::bigint as id
-      from (select ord from checked where outcome = 'ok' order by ord offset 0) ok
-    ),
-    ins as (
-      insert into messages (id, conversation_id, sender_id, body, attachment_id, reply_to_id, forwarded_from_message_id,
-        forwarded_from_conversation_id, forwarded_from_sender_id, client_message_id, created_at)
-      select n.id, c.conversation_id, c.sender_id, c.body, c.attachment_id, c.reply_to_id, c.forwarded_from_message_id,
-        c.forwarded_from_conversation_id, c.forwarded_from_sender_id, c.client_message_id, ${now}::timestamptz
-      from numbered n join checked c using (ord)
-      order by n.id
-      -- Another node's send with the same client_message_id committed first: that one stands.
-      on conflict (conversation_id, sender_id, client_message_id) where client_message_id is not null do nothing
-      returning id, conversation_id, sender_id
-    ),
-    latest as (select conversation_id, max(id) as id from ins group by conversation_id),
-    conv as (
-      update conversations c set last_message_id = latest.id, last_activity_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      from latest where c.id = latest.conversation_id
-      returning c.*
-    ),
-    readers as (
-      update participants p set unread_count = p.unread_count + x.added
-      from (
-        select p2.conversation_id, p2.user_id, count(ins.id) filter (where ins.sender_id <> p2.user_id) as added
-        from participants p2
-        join latest l on l.conversation_id = p2.conversation_id
-        left join ins on ins.conversation_id = p2.conversation_id
-        group by p2.conversation_id, p2.user_id
-      ) x
-      where p.conversation_id = x.conversation_id and p.user_id = x.user_id
-      returning p.conversation_id, p.user_id, p.unread_count, p.last_read_at
-    )
-    select
-      (select coalesce(json_agg(json_build_object(
-          'outcome', case when c.outcome = 'ok' and i.id is null then 'duplicate' else c.outcome end,
-          'id', i.id, 'name', u.name, 'avatar_url', u.avatar_url) order by c.ord), '[]')
-        from checked c
-        left join numbered n using (ord)
-        left join ins i on i.id = n.id
-        left join users u on u.id = i.sender_id) as results,
-      (select coalesce(json_agg(conv), '[]') from conv) as conversations,
-      (select coalesce(json_agg(json_build_object('c', conversation_id, 'u', user_id, 'n', unread_count, 'r', last_read_at)), '[]')
-        from readers) as readers,
-      (select coalesce(json_agg(preview), '[]') from (${previewRowsSql(sql`select conversation_id from latest`)}) preview) as previews
-  `.execute(db);
-  const row = rows[0]!;
-  const results = row.results.map((r, i): DraftResult => {
+    written: {
+      results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
+      conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
+      readers: { c: number; u: number; n: number; r: JsonTime }[];
+      previews: PreviewRow[];
+    };
+  }>`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`.execute(db);
+  const written = rows[0]!.written;
+  const results = written.results.map((r, i): DraftResult => {
     if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null };
     return { outcome: 'written', id: r.id, sender: { id: drafts[i]!.sender_id, name: r.name!, avatar_url: r.avatar_url } };
   });
   const conversations = new Map<number, Conversation>();
-  for (const c of row.conversations) {
+  for (const c of written.conversations) {
     conversations.set(c.id, {
       ...c,
       last_activity_at: new Date(c.last_activity_at),
@@ -158,12 +86,12 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
     });
   }
   const readers = new Map<number, ReaderState[]>();
-  for (const r of row.readers) {
+  for (const r of written.readers) {
     let list = readers.get(r.c);
     if (list === undefined) readers.set(r.c, (list = []));
     list.push({ user_id: r.u, unread_count: r.n, last_read_at: toDate(r.r) });
   }
-  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), row.previews) };
+  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), written.previews) };
 }
 
 export async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {

@@ -1,5 +1,5 @@
 // The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { DB } from './database.js';
 import type { Conversation, Role } from './schema.js';
 import {
@@ -12,7 +12,6 @@ import {
   type UserResource,
 } from '../chat/resources.js';
 
-export const PREVIEW_SIZE = 10;
 export const attachmentUrl = (id: number): string => `/api/chat/v1/attachments/${id}`;
 
 export function userResource(row: { id: number; name: string; avatar_url: string | null }): UserResource {
@@ -146,24 +145,6 @@ export interface PreviewRow {
   readonly role: Role;
 }
 
-/**
- * The preview rows of the conversations `conversationIds` selects (a list of ids, or a subquery): up to
- * PREVIEW_SIZE participants each, owners and admins first, then by seniority, ordered by conversation and rank.
- * Also part of the send's write statement (store/messages.ts), which returns the previews it needs.
- */
-export function previewRowsSql(conversationIds: RawBuilder<unknown>): RawBuilder<PreviewRow> {
-  return sql<PreviewRow>`
-    select conversation_id, id, name, avatar_url, role from (
-      select p.conversation_id, u.id, u.name, u.avatar_url, p.role,
-        row_number() over (partition by p.conversation_id
-          order by case p.role when 'owner' then 0 when 'admin' then 1 else 2 end, p.joined_at, p.user_id) as rank
-      from participants p join users u on u.id = p.user_id
-      where p.conversation_id in (${conversationIds})
-    ) ranked
-    where rank <= ${sql.lit(PREVIEW_SIZE)}
-    order by conversation_id, rank`;
-}
-
 /** Groups preview rows (in their order) by conversation. */
 export function previewsOf(conversationIds: Iterable<number>, rows: readonly PreviewRow[]): Map<number, ParticipantResource[]> {
   const previews = new Map<number, ParticipantResource[]>([...conversationIds].map((id) => [id, []]));
@@ -171,10 +152,14 @@ export function previewsOf(conversationIds: Iterable<number>, rows: readonly Pre
   return previews;
 }
 
-/** Up to PREVIEW_SIZE participants per conversation: one query. */
+/**
+ * Up to 10 participants per conversation, owners and admins first, then by seniority: one query, the
+ * database function parley_previews (migration 002), which the send's write uses too.
+ */
 export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
   if (conversationIds.length === 0) return new Map();
-  const { rows } = await previewRowsSql(sql.join(conversationIds.map((id) => sql`${id}`))).execute(db);
+  // The ids as one array literal: the statement's text is the same however many there are.
+  const { rows } = await sql<PreviewRow>`select * from parley_previews(${`{${conversationIds.join(',')}}`}::bigint[])`.execute(db);
   return previewsOf(conversationIds, rows);
 }
 
