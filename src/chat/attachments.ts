@@ -2,6 +2,7 @@
 // conversation where a message carries them.
 import type { Readable } from 'node:stream';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
+import { attachmentSharedWith, findAttachment, insertAttachment } from '../store/attachments.js';
 import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
@@ -20,36 +21,26 @@ export async function uploadAttachment(ctx: ChatContext, storage: AttachmentStor
     await storage.delete(key);
     throw new ChatError('payload_too_large', `An attachment may be at most ${ctx.limits.attachmentMaxBytes} bytes.`);
   }
-  const row = await ctx.db
-    .insertInto('attachments')
-    .values({
+  const row = await insertAttachment(
+    ctx.db,
+    {
       uploader_id: actor.userId,
       // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry.
       name: upload.filename.replaceAll('\u0000', '').slice(0, 255) || 'file',
       mime_type: upload.mimetype.replaceAll('\u0000', '') || 'application/octet-stream',
       size,
       storage_key: key,
-      created_at: new Date(),
-    })
-    .returning(['id', 'name', 'mime_type', 'size'])
-    .executeTakeFirstOrThrow();
+    },
+    new Date(),
+  );
   return attachmentResource(row);
 }
 
 /** The attachment, if the actor may read it; 404 otherwise so ids are not probed. */
 export async function readableAttachment(ctx: ChatContext, actor: Actor, id: number): Promise<Attachment> {
-  const attachment = await ctx.db.selectFrom('attachments').selectAll().where('id', '=', id).executeTakeFirst();
+  const attachment = await findAttachment(ctx.db, id);
   if (!attachment) throw notFound('Attachment');
   if (attachment.uploader_id === actor.userId) return attachment;
-  const shared = await ctx.db
-    .selectFrom('messages as m')
-    .innerJoin('participants as p', 'p.conversation_id', 'm.conversation_id')
-    .select('m.id')
-    .where('m.attachment_id', '=', id)
-    .where('m.deleted_at', 'is', null)
-    .where('p.user_id', '=', actor.userId)
-    .limit(1)
-    .executeTakeFirst();
-  if (!shared) throw notFound('Attachment');
+  if (!(await attachmentSharedWith(ctx.db, id, actor.userId))) throw notFound('Attachment');
   return attachment;
 }

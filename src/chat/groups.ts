@@ -1,7 +1,7 @@
 // Groups: creation, settings, participants and roles, leaving and deletion. Each change: lock the group →
 // check the actor's current role → write → commit → events, so two changes never both pass a stale check.
 import { conversationChannel, event, type ChangeType, type DomainEvent } from '../events/catalog.js';
-import { deleteConversation, insertGroup, updateSettings } from '../store/conversations.js';
+import { deleteConversation, insertGroup, participantCount, updateSettings } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation } from '../store/locks.js';
 import { latestMessageId } from '../store/messages.js';
@@ -51,16 +51,13 @@ async function participantsChanged(
   actorUserId: number,
   targetUserIds: number[],
 ): Promise<DomainEvent> {
-  const [conversation, previews] = await Promise.all([
-    db.selectFrom('conversations').select('participant_count').where('id', '=', conversationId).executeTakeFirst(),
-    loadPreviews(db, [conversationId]),
-  ]);
+  const [count, previews] = await Promise.all([participantCount(db, conversationId), loadPreviews(db, [conversationId])]);
   return event('GroupParticipantsChanged', conversationId, {
     conversation_id: conversationId,
     change_type: changeType,
     actor_user_id: actorUserId,
     target_user_ids: targetUserIds,
-    participant_count: conversation?.participant_count ?? 0,
+    participant_count: count,
     participants_preview: previews.get(conversationId) ?? [],
   });
 }

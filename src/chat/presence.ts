@@ -2,32 +2,16 @@
 // shares a conversation with the one whose presence changed.
 import { event } from '../events/catalog.js';
 import type { PresenceTracker } from '../presence/tracker.js';
-import type { DB } from '../store/database.js';
+import { contactsOf } from '../store/participants.js';
+import { lastSeen, setLastSeen } from '../store/users.js';
 import type { Actor, ChatContext } from './context.js';
 import { forbidden } from './errors.js';
 import { isoOrNull, type PresenceResource } from './resources.js';
 
-/** Everyone who shares at least one conversation with the user (the user excluded). */
-export async function presenceAudience(db: DB, userId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('participants as mine')
-    .innerJoin('participants as theirs', 'theirs.conversation_id', 'mine.conversation_id')
-    .select('theirs.user_id')
-    .distinct()
-    .where('mine.user_id', '=', userId)
-    .where('theirs.user_id', '<>', userId)
-    .execute();
-  return rows.map((r) => r.user_id);
-}
-
 async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exceptSocketId?: string): Promise<void> {
-  const audience = await presenceAudience(ctx.db, userId);
+  const audience = await contactsOf(ctx.db, userId);
   if (audience.length === 0) return;
   await ctx.broadcaster.dispatch([event('UserPresenceChanged', audience, { user_id: userId, is_online: isOnline })], exceptSocketId);
-}
-
-async function recordLastSeen(db: DB, userId: number, at: Date): Promise<void> {
-  await db.updateTable('users').set({ last_seen_at: at }).where('id', '=', userId).execute();
 }
 
 export interface PresenceService {
@@ -47,7 +31,7 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
     },
     async offline(ctx, actor) {
       if (await tracker.leave(actor.userId)) {
-        await recordLastSeen(ctx.db, actor.userId, new Date());
+        await setLastSeen(ctx.db, actor.userId, new Date());
         await announce(ctx, actor.userId, false, actor.socketId);
       }
       return { is_online: false };
@@ -58,7 +42,7 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
       const announced: number[] = [];
       for (const userId of expired) {
         try {
-          await recordLastSeen(ctx.db, userId, now);
+          await setLastSeen(ctx.db, userId, now);
           await announce(ctx, userId, false);
           announced.push(userId);
         } catch {
@@ -70,20 +54,16 @@ export function createPresenceService(tracker: PresenceTracker): PresenceService
     },
     async get(ctx, actor, userIds) {
       const ids = [...new Set(userIds)];
-      const visible = new Set(await presenceAudience(ctx.db, actor.userId));
+      const visible = new Set(await contactsOf(ctx.db, actor.userId));
       visible.add(actor.userId);
       const hidden = ids.filter((id) => !visible.has(id));
       if (hidden.length > 0) throw forbidden('forbidden', `You share no conversation with users ${hidden.join(', ')}.`);
       if (ids.length === 0) return [];
-      const [rows, online] = await Promise.all([
-        ctx.db.selectFrom('users').select(['id', 'last_seen_at']).where('id', 'in', ids).execute(),
-        tracker.lastBeats(ids),
-      ]);
-      const lastSeen = new Map(rows.map((r) => [r.id, r.last_seen_at]));
+      const [seen, online] = await Promise.all([lastSeen(ctx.db, ids), tracker.lastBeats(ids)]);
       return ids.map((id) => ({
         user_id: id,
         is_online: online.has(id),
-        last_seen_at: isoOrNull(online.get(id) ?? lastSeen.get(id) ?? null),
+        last_seen_at: isoOrNull(online.get(id) ?? seen.get(id) ?? null),
       }));
     },
   };

@@ -61,6 +61,12 @@ export async function updateSettings(db: DB, conversationId: number, changes: { 
   await db.updateTable('conversations').set({ ...changes, updated_at: now }).where('id', '=', conversationId).execute();
 }
 
+/** How many participants a conversation has (0 when it is gone). */
+export async function participantCount(db: DB, conversationId: number): Promise<number> {
+  const row = await db.selectFrom('conversations').select('participant_count').where('id', '=', conversationId).executeTakeFirst();
+  return row?.participant_count ?? 0;
+}
+
 /** Deletes a conversation with its participants and messages. */
 export async function deleteConversation(db: DB, conversationId: number): Promise<void> {
   await db.deleteFrom('conversations').where('id', '=', conversationId).execute();

@@ -136,3 +136,16 @@ export async function readerStates(db: DB, conversationId: number, userIds?: rea
   }
   return query.execute();
 }
+
+/** Everyone who shares at least one conversation with the user (the user excluded). */
+export async function contactsOf(db: DB, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('participants as mine')
+    .innerJoin('participants as theirs', 'theirs.conversation_id', 'mine.conversation_id')
+    .select('theirs.user_id')
+    .distinct()
+    .where('mine.user_id', '=', userId)
+    .where('theirs.user_id', '<>', userId)
+    .execute();
+  return rows.map((r) => r.user_id);
+}
