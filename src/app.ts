@@ -35,9 +35,6 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Send batches in flight at once on PostgreSQL (each holds a pooled connection while it runs). */
-const SEND_LANES = Number(process.env.PARLEY_SEND_LANES ?? 4);
-
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const database = await openDatabase(config);
   await migrateToLatest(database.db);
@@ -109,7 +106,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       channel_auth: config.limits.channelAuthsPerMinute,
     }),
     // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
-    sends: createSendQueue({ db: database.db, broadcaster }, { lanes: database.kind === 'pglite' ? 1 : SEND_LANES }),
+    sends: createSendQueue({ db: database.db, broadcaster }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presence = createPresenceService(

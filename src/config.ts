@@ -50,6 +50,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** DATABASE_PREPARED_STATEMENTS (PostgreSQL): parameterized queries as named prepared statements. Default on. */
   readonly databasePreparedStatements: boolean;
+  /** DATABASE_SEND_LANES (PostgreSQL): batches of sends written at once (group commit); the embedded default has one. */
+  readonly databaseSendLanes: number;
   readonly redisUrl: string | null;
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
   readonly redisPrefix: string;
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: str(env, 'DATABASE_URL'),
     databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
+    databaseSendLanes: positiveInt(env, 'DATABASE_SEND_LANES', 2),
     redisUrl: str(env, 'REDIS_URL'),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'parley:',
     jwtSecret: pick('jwtSecret'),
