@@ -2,7 +2,7 @@
 // fixtures (a direct conversation, a group, a message, an upload) made through the public API only.
 import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.js';
-import { requestJson } from '../support/http.js';
+import { requestJson } from '../../testkit/http.js';
 
 /** Distinct user ids: every test takes its own, so tests sharing one app stay independent. */
 let lastUserId = 1000;

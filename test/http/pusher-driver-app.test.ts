@@ -8,7 +8,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { until } from '../support/nodes.js';
+import { until } from '../../testkit/wait.js';
 import { PusherRecorder } from '../support/pusher-recorder.js';
 
 const PUSHER = { BROADCAST_DRIVER: 'pusher', PUSHER_APP_ID: '1', PUSHER_APP_KEY: 'k', PUSHER_APP_SECRET: 's' } as const;

@@ -7,8 +7,12 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, afterEach, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { Cluster } from '../../testkit/cluster.js';
+import type { ParleyNode } from '../../testkit/parley-node.js';
+import { PostgresServer } from '../../testkit/postgres.js';
+import { RedisServer } from '../../testkit/redis.js';
+import { sleep, until } from '../../testkit/wait.js';
 import { EchoClient } from '../support/echo.js';
-import { Cluster, PostgresServer, RedisServer, sleep, until, type ParleyNode } from '../support/nodes.js';
 
 /** Figures worth seeing in the run's output. */
 const report = (line: string) => console.log(`[faults] ${line}`);

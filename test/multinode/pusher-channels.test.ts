@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import PusherServer from 'pusher';
-import PusherModule from 'pusher-js';
-import { Cluster, SHARED_ENV, sleep, until, type ParleyNode } from '../support/nodes.js';
-
-const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
-type PusherClient = InstanceType<typeof Pusher>;
+import { Cluster } from '../../testkit/cluster.js';
+import type { ParleyNode } from '../../testkit/parley-node.js';
+import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
+import { SECRETS } from '../../testkit/secrets.js';
+import { sleep, until } from '../../testkit/wait.js';
 
 /** The host app's server side: signs subscriptions with the shared app secret. */
-const sdk = new PusherServer({ appId: SHARED_ENV.BROADCAST_APP_ID, key: SHARED_ENV.BROADCAST_APP_KEY, secret: SHARED_ENV.BROADCAST_APP_SECRET, host: '127.0.0.1' });
+const sdk = new PusherServer({ appId: SECRETS.BROADCAST_APP_ID, key: SECRETS.BROADCAST_APP_KEY, secret: SECRETS.BROADCAST_APP_SECRET, host: '127.0.0.1' });
 
 interface Member {
   id: string;
@@ -27,13 +27,8 @@ class Tab {
   private constructor(readonly client: PusherClient) {}
 
   static async open(node: ParleyNode, userId: string, name = `User ${userId}`): Promise<Tab> {
-    const client = new Pusher(SHARED_ENV.BROADCAST_APP_KEY, {
-      cluster: 'mt1',
-      wsHost: '127.0.0.1',
-      wsPort: node.port,
-      forceTLS: false,
-      enabledTransports: ['ws'],
-      disableStats: true,
+    const client = new Pusher(SECRETS.BROADCAST_APP_KEY, {
+      ...localPusherOptions(node.port),
       channelAuthorization: {
         endpoint: '/unused',
         transport: 'ajax',

@@ -4,9 +4,11 @@
 // clients connect to B, authorize their channels at A's /broadcasting/auth, and hear what A's API causes.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { freshPostgres } from '../support/app.js';
+import { ParleyNode } from '../../testkit/parley-node.js';
+import { freshPostgres } from '../../testkit/postgres.js';
+import { SECRETS } from '../../testkit/secrets.js';
+import { sleep, until } from '../../testkit/wait.js';
 import { EchoClient, type EchoClientOptions, type EchoTarget } from '../support/echo.js';
-import { ParleyNode, SHARED_ENV, sleep, until } from '../support/nodes.js';
 
 /** B refuses an event's data above this (413); A does not even send one above A_MAX_EVENT_BYTES. */
 const B_MAX_EVENT_BYTES = 6_000;
@@ -33,9 +35,9 @@ describe('Parley A publishing through the Pusher HTTP API of Parley B (BROADCAST
     a = await ParleyNode.start('chat-a', {
       DATABASE_URL: database.url,
       BROADCAST_DRIVER: 'pusher',
-      PUSHER_APP_ID: SHARED_ENV.BROADCAST_APP_ID,
-      PUSHER_APP_KEY: SHARED_ENV.BROADCAST_APP_KEY,
-      PUSHER_APP_SECRET: SHARED_ENV.BROADCAST_APP_SECRET,
+      PUSHER_APP_ID: SECRETS.BROADCAST_APP_ID,
+      PUSHER_APP_KEY: SECRETS.BROADCAST_APP_KEY,
+      PUSHER_APP_SECRET: SECRETS.BROADCAST_APP_SECRET,
       PUSHER_HOST: '127.0.0.1',
       PUSHER_PORT: String(b.port),
       PUSHER_SCHEME: 'http',
@@ -96,7 +98,7 @@ describe('Parley A publishing through the Pusher HTTP API of Parley B (BROADCAST
 
   test('A tells browsers to connect to B: its key, host, port, no TLS', async () => {
     const config = await (await fetch(`${a.api}/client-config`, { signal: AbortSignal.timeout(5_000) })).json();
-    assert.deepEqual(config, { app_key: SHARED_ENV.BROADCAST_APP_KEY, ws_host: '127.0.0.1', ws_port: b.port, force_tls: false, realtime: true, demo: false });
+    assert.deepEqual(config, { app_key: SECRETS.BROADCAST_APP_KEY, ws_host: '127.0.0.1', ws_port: b.port, force_tls: false, realtime: true, demo: false });
   });
 
   test('clients on B hear MessageSent, InboxUpdated, UserTyping and ConversationRead caused through A’s API', async () => {

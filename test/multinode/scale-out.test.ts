@@ -3,8 +3,10 @@
 // over real WebSockets, channels authorized by the real /broadcasting/auth endpoint.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { Cluster } from '../../testkit/cluster.js';
+import type { ParleyNode } from '../../testkit/parley-node.js';
+import { sleep } from '../../testkit/wait.js';
 import { EchoClient, type EchoTarget } from '../support/echo.js';
-import { Cluster, sleep, type ParleyNode } from '../support/nodes.js';
 
 const PRESENCE_TIMEOUT_MS = 600;
 const TYPING_TIMEOUT_MS = 400;

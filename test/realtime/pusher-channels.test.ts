@@ -26,6 +26,7 @@ import {
   waitFor,
   type Harness,
 } from '../support/realtime.js';
+import { localPusherOptions } from '../../testkit/pusher.js';
 
 afterEach(cleanup);
 
@@ -123,12 +124,7 @@ function echoFor(h: Harness, userId: string, info: UserInfo): Echo<'pusher'> {
     // Echo's typings resolve pusher-js's default export the CommonJS way; the runtime value is the class.
     Pusher: Pusher as unknown as typeof PusherModule,
     key: APP_KEY,
-    cluster: 'mt1',
-    wsHost: '127.0.0.1',
-    wsPort: h.port,
-    forceTLS: false,
-    enabledTransports: ['ws'],
-    disableStats: true,
+    ...localPusherOptions(h.port),
     channelAuthorization: { endpoint: '/unused', transport: 'ajax', customHandler: sdkAuthorizer(userId, info) },
   });
   onCleanup(() => echo.disconnect());

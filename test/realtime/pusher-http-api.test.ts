@@ -8,12 +8,11 @@ import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { after, afterEach, before, describe, test } from 'node:test';
 import PusherServer from 'pusher';
-import PusherModule from 'pusher-js';
 import { WebSocket } from 'ws';
+import { localPusherOptions, Pusher } from '../../testkit/pusher.js';
+import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
+import { until } from '../../testkit/wait.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { MACHINE_REDIS_URL, until } from '../support/nodes.js';
-
-const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -197,7 +196,7 @@ describe('the Pusher HTTP API, with the official server SDK against a running Pa
     });
 
     test('a stock pusher-js client receives the triggered data, parsed', async () => {
-      const client = new Pusher(app.config.broadcast.appKey, { cluster: 'mt1', wsHost: '127.0.0.1', wsPort: app.port, forceTLS: false, enabledTransports: ['ws'], disableStats: true });
+      const client = new Pusher(app.config.broadcast.appKey, localPusherOptions(app.port));
       cleanups.push(() => client.disconnect());
       const heard: unknown[] = [];
       const channel = client.subscribe('news');

@@ -7,7 +7,7 @@ import { createBroadcaster } from '../../src/events/broadcaster.js';
 import { event as domainEvent } from '../../src/events/catalog.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { bodyCharsThatFit, pusherHttpFanout, type PusherHttpFanout, type PusherHttpOptions } from '../../src/realtime/fanout/pusher-http.js';
-import { freePort } from '../support/nodes.js';
+import { freePort } from '../../testkit/ports.js';
 import { logCapture, PusherRecorder } from '../support/pusher-recorder.js';
 
 const channelsUpTo = (n: number, prefix = 'private-chat.user.') => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { NODE_TIMEOUT_MS, redisSharedPresence } from '../../src/realtime/fanout/redis-presence.js';
 import { openRedis, type RedisConnections } from '../../src/store/redis.js';
-import { MACHINE_REDIS_URL } from '../support/nodes.js';
+import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 
 describe('presence members shared through Redis', () => {
   let redis: RedisConnections;

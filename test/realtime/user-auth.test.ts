@@ -3,12 +3,9 @@
 // clients (userAuthentication endpoint, as a browser app configures it) against a running Parley.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import PusherModule from 'pusher-js';
+import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
+import { until } from '../../testkit/wait.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { until } from '../support/nodes.js';
-
-const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
-type PusherClient = InstanceType<typeof Pusher>;
 
 describe('signing chat users in on their sockets', () => {
   let app: TestApp;
@@ -25,12 +22,7 @@ describe('signing chat users in on their sockets', () => {
   /** A pusher-js client whose userAuthentication endpoint is Parley's, with the user's chat token. */
   async function signedIn(userId: number): Promise<PusherClient> {
     const client = new Pusher(app.config.broadcast.appKey, {
-      cluster: 'mt1',
-      wsHost: '127.0.0.1',
-      wsPort: app.port,
-      forceTLS: false,
-      enabledTransports: ['ws'],
-      disableStats: true,
+      ...localPusherOptions(app.port),
       userAuthentication: {
         endpoint: `${app.api}/broadcasting/user-auth`,
         transport: 'ajax',

@@ -1,21 +1,22 @@
-// Starts a real Parley (HTTP + Pusher sockets) on a free port for a test file, on PGlite or on a fresh
-// PostgreSQL database. The server comes from TEST_DATABASE_URL or DATABASE_URL (default: the machine's at
-// 127.0.0.1:5432); each app gets its own database there, dropped afterwards.
+// Starts a real Parley (HTTP + Pusher sockets) in this process on a free port for a test file, on PGlite or
+// on a fresh PostgreSQL database. The server comes from TEST_DATABASE_URL or DATABASE_URL (default: the
+// machine's at 127.0.0.1:5432); each app gets its own database there, dropped afterwards.
+// (Parley as node processes, databases, Redis and the rest of the machinery: testkit/.)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { pino } from 'pino';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTokenIssuer } from '../../src/http/auth.js';
-import { requestJson } from './http.js';
+import { requestJson, type JsonResponse } from '../../testkit/http.js';
+import { freshPostgres } from '../../testkit/postgres.js';
+import { SECRETS } from '../../testkit/secrets.js';
+
+export { ADMIN_DATABASE_URL, freshPostgres } from '../../testkit/postgres.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
-
-export const ADMIN_DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The kinds to run database-backed suites on: both by default; TEST_DATABASES=pglite (or postgres) narrows. */
 export const DATABASES: DatabaseKind[] = (process.env.TEST_DATABASES?.split(',') as DatabaseKind[] | undefined) ?? ['pglite', 'postgres'];
@@ -29,28 +30,8 @@ export interface TestApp {
   readonly api: string;
   token(userId: number, name?: string): Promise<string>;
   /** fetch against the API as a user: JSON in and out. */
-  request(userId: number | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  request(userId: number | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<JsonResponse>;
   close(): Promise<void>;
-}
-
-/** Creates an empty database on the server of adminUrl (default: the test server); drop() removes it. */
-export async function freshPostgres(adminUrl: string = ADMIN_DATABASE_URL): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `parley_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
 }
 
 export async function startTestApp(options: { database?: DatabaseKind; env?: Record<string, string> } = {}): Promise<TestApp> {
@@ -61,11 +42,7 @@ export async function startTestApp(options: { database?: DatabaseKind; env?: Rec
     CHAT_DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-    CHAT_JWT_SECRET: 'test-jwt-secret-of-sufficient-length',
-    CHAT_SERVER_KEY: 'test-server-key',
-    BROADCAST_APP_ID: '1234',
-    BROADCAST_APP_KEY: 'test-app-key',
-    BROADCAST_APP_SECRET: 'test-app-secret',
+    ...SECRETS,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     // TEST_REDIS_URL runs a suite with Redis fan-out and presence, on a prefix of its own.

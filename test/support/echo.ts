@@ -3,12 +3,9 @@
 // token, events listened to by broadcast name with the leading dot. Every event it hears is recorded, so
 // tests can wait for one (waitFor) or prove that one never came (expectNone).
 import Echo from 'laravel-echo';
-import PusherModule from 'pusher-js';
+import type PusherModule from 'pusher-js';
 import type { ChannelAuthorizationHandler } from 'pusher-js';
-
-// pusher-js ships CommonJS whose typings say `export default`: at runtime the default import is the class
-// itself, for TypeScript it is the module. Take whichever is the constructor.
-const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
+import { localPusherOptions, Pusher } from '../../testkit/pusher.js';
 
 /** The broadcast names of the seed's event table (ConversationInboxUpdated is broadcast as InboxUpdated). */
 export const BROADCAST_NAMES = [
@@ -53,7 +50,7 @@ export interface EchoClientOptions {
 
 /**
  * What a client needs of a running Parley: its socket port, the API base URL (for /broadcasting/auth) and user
- * tokens. A TestApp is one; so is a node process (test/support/nodes.ts), or a mix of two nodes (socket on one,
+ * tokens. A TestApp is one; so is a node process (testkit/parley-node.ts), or a mix of two nodes (socket on one,
  * channel auth on another).
  */
 export interface EchoTarget {
@@ -90,12 +87,7 @@ export class EchoClient {
       // Echo's typings resolve pusher-js's default export the same CommonJS way; the runtime value is the class.
       Pusher: Pusher as unknown as typeof PusherModule,
       key: app.config.broadcast.appKey,
-      cluster: 'mt1',
-      wsHost: '127.0.0.1',
-      wsPort: app.port,
-      forceTLS: false,
-      enabledTransports: ['ws'],
-      disableStats: true,
+      ...localPusherOptions(app.port),
       authEndpoint: `${app.api}/broadcasting/auth`,
       auth: { headers: token === null ? {} : { Authorization: `Bearer ${token}` } },
       ...(options.authorize ? { channelAuthorization: { customHandler: options.authorize } } : {}),

@@ -9,15 +9,12 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import PusherModule from 'pusher-js';
 import type { Options as PusherOptions } from 'pusher-js';
 import { WebSocket, type ClientOptions } from 'ws';
 import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from '../../src/realtime/index.js';
+import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
 
-// pusher-js ships CommonJS whose typings say `export default`: at runtime the default import is
-// the class itself, for TypeScript it is the module. Take whichever is the constructor.
-export const Pusher = ((PusherModule as { default?: unknown }).default ?? PusherModule) as typeof PusherModule.default;
-export type PusherClient = InstanceType<typeof Pusher>;
+export { Pusher, type PusherClient } from '../../testkit/pusher.js';
 
 export const APP_KEY = 'test-key';
 export const APP_SECRET = 'test-secret';
@@ -144,12 +141,7 @@ export const subscriptionError = (channel: string, type: string, error: string, 
 /** A pusher-js client on the harness; by default private channels are signed with rt.authorize. */
 export function pusherClient(h: Harness, options: Partial<PusherOptions> = {}, key = APP_KEY): PusherClient {
   const client = new Pusher(key, {
-    cluster: 'mt1',
-    wsHost: '127.0.0.1',
-    wsPort: h.port,
-    forceTLS: false,
-    enabledTransports: ['ws'],
-    disableStats: true,
+    ...localPusherOptions(h.port),
     channelAuthorization: {
       customHandler: (params, callback) => callback(null, { auth: h.rt.authorize(params.socketId, params.channelName) }),
     },

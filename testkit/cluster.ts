@@ -1,0 +1,70 @@
+// A cluster of Parley node processes as a scaled-out deployment runs them: N nodes on one fresh PostgreSQL
+// database and one Redis, under a key prefix of the cluster's own.
+import { randomBytes } from 'node:crypto';
+import { ParleyNode } from './parley-node.js';
+import { ADMIN_DATABASE_URL, freshPostgres } from './postgres.js';
+import { exited } from './processes.js';
+import { deleteKeys, MACHINE_REDIS_URL } from './redis.js';
+
+export interface ClusterOptions {
+  readonly nodes: number;
+  /** Default: the machine's Redis. */
+  readonly redisUrl?: string;
+  /** Server on which the cluster's database is created (default: the test PostgreSQL). */
+  readonly adminDatabaseUrl?: string;
+  /** Extra environment for every node. */
+  readonly env?: Record<string, string>;
+}
+
+export class Cluster {
+  readonly nodes: ParleyNode[] = [];
+  readonly redisPrefix = `parley-multinode-${randomBytes(4).toString('hex')}:`;
+
+  private constructor(
+    readonly databaseUrl: string,
+    readonly redisUrl: string,
+    private readonly env: Record<string, string>,
+    private readonly dropDatabase: () => Promise<void>,
+  ) {}
+
+  /** Starts the nodes at once (they migrate the fresh database concurrently, as a deployment's would). */
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const database = await freshPostgres(options.adminDatabaseUrl ?? ADMIN_DATABASE_URL);
+    const redisUrl = options.redisUrl ?? MACHINE_REDIS_URL;
+    const cluster = new Cluster(database.url, redisUrl, options.env ?? {}, database.drop);
+    const started = await Promise.allSettled(Array.from({ length: options.nodes }, (_, i) => cluster.startNode(`node${i + 1}`)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await cluster.close();
+      throw failed.reason;
+    }
+    // Keep the order node1, node2, ... whatever finished first.
+    cluster.nodes.sort((a, b) => a.name.localeCompare(b.name));
+    return cluster;
+  }
+
+  /** Starts one more node of this cluster. */
+  async startNode(name = `node${this.nodes.length + 1}`): Promise<ParleyNode> {
+    const node = await ParleyNode.start(name, {
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.redisUrl,
+      REDIS_PREFIX: this.redisPrefix,
+      ...this.env,
+    });
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Everything every node wrote, for a failure message. */
+  logs(): string {
+    return this.nodes.map((n) => `--- ${n.name} (port ${n.port}) ---\n${n.logs()}`).join('\n');
+  }
+
+  /** Kills every node still running, drops the database and deletes the cluster's Redis keys. Never throws. */
+  async close(): Promise<void> {
+    for (const node of this.nodes) node.kill();
+    await Promise.all(this.nodes.map((n) => exited(n.child, 5_000)));
+    await this.dropDatabase().catch((err: unknown) => console.error(`dropping the test database failed: ${(err as Error).message}`));
+    await deleteKeys(this.redisUrl, this.redisPrefix).catch(() => {}); // a Redis of the test's own may be gone already
+  }
+}
