@@ -10,9 +10,10 @@ import { fanout } from './benchmarks/fanout.js';
 import { ingest } from './benchmarks/ingest.js';
 import { writeDocs } from './lib/docs.js';
 import { machine } from './lib/machine.js';
-import { postgresVersion } from './lib/parley.js';
 import { log, openFiles } from './lib/procs.js';
 import { BENCHMARKS, printResult, saveResult, type BenchmarkName, type Result } from './lib/report.js';
+import { BENCH_ADMIN_DATABASE_URL } from './lib/targets.js';
+import { postgresVersion } from '../testkit/postgres.js';
 
 export interface BenchOptions {
   readonly smoke: boolean;
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     }
   }
   const smoke = values.smoke === true;
-  const m = { ...machine(), postgres: await postgresVersion().catch(() => 'PostgreSQL (version unknown)') };
+  const m = { ...machine(), postgres: await postgresVersion(BENCH_ADMIN_DATABASE_URL).catch(() => 'PostgreSQL (version unknown)') };
   const files = openFiles(process.pid);
   log(`Parley benchmarks${smoke ? ' (smoke)' : ''}: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.postgres}; open files limit ${files.limit}`);
 

@@ -6,7 +6,8 @@
 // clients (one MessageSent to the conversation channel, an InboxUpdated encoded per member) with no
 // database and no HTTP API: the floor of this delivery on this stack.
 import { ClientPool } from '../lib/clients.js';
-import { nowMs, sleep } from '../lib/clock.js';
+import { sleep } from '../../testkit/wait.js';
+import { nowMs } from '../lib/clock.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { Histogram, percentile, summarize } from '../lib/stats.js';
@@ -104,7 +105,7 @@ interface Templates {
 }
 
 async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Templates }> {
-  const parley = t.parleyProcess!;
+  const parley = t.node!;
   const line = progress('Parley: setup');
   // Users through the server-key API, as a host app creates them.
   let next = 1;
@@ -117,8 +118,8 @@ async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Te
       }
     }),
   );
-  const sender = await parley.token(1);
-  const group = await parley.as(sender, 'POST', '/groups', { name: 'Benchmark group', user_ids: Array.from({ length: p.members - 1 }, (_, i) => i + 2) });
+  const sender = 1;
+  const group = await parley.request(sender, 'POST', '/groups', { name: 'Benchmark group', user_ids: Array.from({ length: p.members - 1 }, (_, i) => i + 2) }, {}, 60_000);
   if (group.status !== 201) throw new Error(`POST /groups: ${group.status} ${JSON.stringify(group.body)}`);
   const groupId = (group.body as { data: { id: number } }).data.id;
   line(`${p.members} users and group ${groupId} created`, true);
@@ -136,14 +137,14 @@ async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Te
     if (failed > 0) throw new Error(`${failed} members could not connect: ${errors.join('; ')}`);
     const send = async (seq: number) => {
       const sentAt = nowMs();
-      const r = await parley.as(sender, 'POST', `/conversations/${groupId}/messages`, { body: `Message ${marker(seq, sentAt)} to the group` });
+      const r = await parley.request(sender, 'POST', `/conversations/${groupId}/messages`, { body: `Message ${marker(seq, sentAt)} to the group` });
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
       return { sentAt, answeredAt: nowMs() };
     };
     const row = await measure(t, pool, p, send);
     // Real payloads for the baseline: what Parley sent for the last message.
-    const message = await parley.as(sender, 'GET', `/conversations/${groupId}/messages?limit=1`);
-    const inbox = await parley.as(sender, 'GET', `/conversations/${groupId}`);
+    const message = await parley.request(sender, 'GET', `/conversations/${groupId}/messages?limit=1`);
+    const inbox = await parley.request(sender, 'GET', `/conversations/${groupId}`);
     const captured = {
       message: (message.body as { data: Record<string, unknown>[] }).data[0]!,
       inbox: (inbox.body as { data: Record<string, unknown> }).data,
@@ -197,7 +198,7 @@ async function measure(t: Target, pool: ClientPool, p: Params, send: (seq: numbe
   let timeouts = 0;
   pool.measure(COMPLETION);
   let cpu = cpuAccount(t.pid, pool.pids);
-  const dbPids = (await t.parleyProcess?.databasePids()) ?? [];
+  const dbPids = await t.databasePids();
   for (let seq = 0; seq < p.warmup + p.messages; seq++) {
     if (seq === p.warmup) {
       pool.measure(COMPLETION);

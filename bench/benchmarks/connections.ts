@@ -4,7 +4,7 @@
 // memory per connection once they are all open and idle ((RSS after − RSS before) / N, read from
 // /proc/<pid>/status), beside the bare `ws` server holding the same connections in the same run.
 import { ClientPool } from '../lib/clients.js';
-import { sleep } from '../lib/clock.js';
+import { sleep } from '../../testkit/wait.js';
 import { log, openFiles, progress, rssBytes } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { bareTarget, parleyTarget, type Target } from '../lib/targets.js';

@@ -6,7 +6,8 @@
 // Setups, in one run: Parley; the bare `ws` server sending a string per socket; the bare server sending one
 // Buffer built per event; Soketi 1.6.1 when installed.
 import { ClientPool } from '../lib/clients.js';
-import { nowMs, sleep } from '../lib/clock.js';
+import { sleep } from '../../testkit/wait.js';
+import { nowMs } from '../lib/clock.js';
 import type { BenchOptions } from '../run.js';
 import { closedLoop, openLoop, pusherPublisher } from '../lib/publisher.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';

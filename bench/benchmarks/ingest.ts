@@ -6,7 +6,8 @@
 // in flight as the sends (and once on a single connection, one after the other).
 import pg from 'pg';
 import { ClientPool } from '../lib/clients.js';
-import { nowMs, sleep } from '../lib/clock.js';
+import { sleep } from '../../testkit/wait.js';
+import { nowMs } from '../lib/clock.js';
 import { jsonClient } from '../lib/http.js';
 import { closedLoop } from '../lib/publisher.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';
@@ -50,10 +51,10 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     if (measured.row.figures.delivered! < 1) {
       notes.push(`Parley: ${((1 - measured.row.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
     }
-    await t.parleyProcess!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
+    await t.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
     rows.push(...(await insertLoops(t, p, conversations)));
   } finally {
-    await t.parleyProcess!.close();
+    await t.stop();
   }
   const parley = rows[0]!;
   const pooled = rows.find((r) => r.setup.startsWith('raw INSERT, '))!;
@@ -113,7 +114,7 @@ interface Conversation {
 }
 
 async function setUp(t: Target, p: Params): Promise<Conversation[]> {
-  const parley = t.parleyProcess!;
+  const parley = t.node!;
   const line = progress('Parley: setup');
   const conversations: Conversation[] = [];
   let next = 0;
@@ -129,7 +130,7 @@ async function setUp(t: Target, p: Params): Promise<Conversation[]> {
         }
         const ta = await parley.token(a);
         const tb = await parley.token(b);
-        const r = await parley.as(ta, 'POST', '/conversations', { user_id: b });
+        const r = await parley.request(a, 'POST', '/conversations', { user_id: b });
         if (r.status !== 201 && r.status !== 200) throw new Error(`POST /conversations: ${r.status} ${JSON.stringify(r.body)}`);
         conversations.push({ id: (r.body as { data: { id: number } }).data.id, members: [{ id: a, token: ta }, { id: b, token: tb }] });
       }
@@ -141,7 +142,7 @@ async function setUp(t: Target, p: Params): Promise<Conversation[]> {
 }
 
 async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
-  const parley = t.parleyProcess!;
+  const parley = t.node!;
   const { pool, failed, errors } = await ClientPool.connect({
     label: 'Parley: members',
     url: t.wsUrl,
@@ -168,7 +169,7 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
     await sleep(500);
     http = new Histogram();
     pool.measure();
-    const dbPids = await parley.databasePids();
+    const dbPids = await t.databasePids();
     const cpu = cpuAccount(t.pid, pool.pids, dbPids);
     const line = progress('Parley: sending');
     let lastSent = 0;
@@ -221,12 +222,12 @@ async function insertLoops(t: Target, p: Params, conversations: Conversation[]):
   const rows: Row[] = [];
   for (const lanes of [p.inFlight, 1]) {
     const label = lanes === 1 ? 'raw INSERT, one connection' : `raw INSERT, ${lanes} in flight`;
-    const pool = new pg.Pool({ connectionString: t.parleyProcess!.database.url, max: lanes });
+    const pool = new pg.Pool({ connectionString: t.database!.url, max: lanes });
     try {
       // Open every connection first, so the loop measures INSERTs, not connecting.
       const warm = await Promise.all(Array.from({ length: lanes }, () => pool.connect()));
       warm.forEach((c) => c.release());
-      const pids = (await t.parleyProcess!.databasePids()).filter((pid) => pid > 0);
+      const pids = (await t.databasePids()).filter((pid) => pid > 0);
       const line = progress(label);
       const cpu = cpuAccount(process.pid, [], pids);
       let n = 0;

@@ -4,7 +4,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { AuthMode, ClientSpec, DriverMessage, WorkerMessage, WorkerReport } from '../load/protocol.js';
 import { Histogram } from './stats.js';
-import { progress, track } from './procs.js';
+import { track } from '../../testkit/processes.js';
+import { progress } from './procs.js';
 
 const WORKER = fileURLToPath(new URL('../load/worker.ts', import.meta.url));
 

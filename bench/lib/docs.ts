@@ -3,7 +3,7 @@
 // (a "## <name>" section each), so the page says why a figure is what it is, not only what it is.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT } from './parley.js';
+import { ROOT } from '../../testkit/root.js';
 import { BENCHMARKS, loadResult, scoreText, type Result } from './report.js';
 import { fmt } from './stats.js';
 import { barChartSvg, latencyChartSvg } from './svg.js';

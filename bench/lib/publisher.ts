@@ -2,7 +2,8 @@
 // POST /apps/{app_id}/events over a keep-alive connection pool. Plus the two load shapes the benchmarks use.
 import { Agent } from 'node:http';
 import Pusher from 'pusher';
-import { nowMs, sleep } from './clock.js';
+import { sleep } from '../../testkit/wait.js';
+import { nowMs } from './clock.js';
 
 export interface Publisher {
   trigger(channel: string, event: string, data: string): Promise<void>;

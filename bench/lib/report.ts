@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Machine } from './machine.js';
-import { ROOT } from './parley.js';
+import { ROOT } from '../../testkit/root.js';
 import { fmt, type LatencySummary } from './stats.js';
 
 export const BENCHMARKS = ['fanout', 'chat-e2e', 'ingest', 'connections'] as const;

@@ -1,9 +1,19 @@
-// The servers a benchmark can point its clients at, each started as a process of its own: Parley, the bare
-// `ws` broadcast server in bench/servers, and Soketi 1.6.1 when `npm run bench:install-soketi` installed it.
+// The servers a benchmark can point its clients at, each started as a process of its own (testkit/): Parley
+// (on a fresh PostgreSQL database, or on the embedded default), the bare `ws` broadcast server in
+// bench/servers, and Soketi 1.6.1 when `npm run bench:install-soketi` installed it.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startParley, ROOT, SECRETS, type ParleyProcess } from './parley.js';
-import { answers, freePort, startServer } from './procs.js';
+import { answers } from '../../testkit/http.js';
+import { ParleyNode } from '../../testkit/parley-node.js';
+import { freePort } from '../../testkit/ports.js';
+import { ADMIN_DATABASE_URL, backendPids, freshPostgres, type FreshDatabase } from '../../testkit/postgres.js';
+import { ServerProcess } from '../../testkit/processes.js';
+import { pusherWsUrl } from '../../testkit/pusher.js';
+import { ROOT } from '../../testkit/root.js';
+import { SECRETS } from '../../testkit/secrets.js';
+
+/** The PostgreSQL server the benchmarks create their databases on: BENCH_DATABASE_URL, else the tests' one. */
+export const BENCH_ADMIN_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? ADMIN_DATABASE_URL;
 
 export interface Target {
   readonly name: string;
@@ -15,47 +25,90 @@ export interface Target {
   readonly appId: string;
   readonly key: string;
   readonly secret: string;
-  /** Set for Parley: its HTTP API and helpers. */
-  readonly parleyProcess?: ParleyProcess;
+  /** Set for Parley: the node, its HTTP API and helpers. */
+  readonly node?: ParleyNode;
+  /** Set for Parley on PostgreSQL: its database (dropped by stop()). */
+  readonly database?: FreshDatabase;
+  /** The PostgreSQL backends serving this target right now (none for the embedded default and the baselines). */
+  databasePids(): Promise<number[]>;
   stop(): Promise<void>;
 }
 
-const wsQuery = 'protocol=7&client=js&version=8.6.0&flash=false';
+/** Environment of every Parley a benchmark starts: rate limits off (the benchmarks send far more than one user would). */
+const BENCH_ENV = {
+  NODE_ENV: 'production',
+  CHAT_RATE_SENDS_PER_MINUTE: '0',
+  CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE: '0',
+  CHAT_RATE_TYPING_PER_MINUTE: '0',
+  CHAT_RATE_HEARTBEATS_PER_MINUTE: '0',
+} as const;
 
-export async function parleyTarget(env: Record<string, string> = {}): Promise<Target> {
-  const parley = await startParley(env);
+export type ParleyDatabase = 'postgres' | 'pglite';
+
+/**
+ * Parley as `node --import tsx src/main.ts`: on a fresh PostgreSQL database (dropped by stop()), or on the
+ * embedded default (no DATABASE_URL: PGlite in the node's own temporary CHAT_DATA_DIR).
+ */
+export async function parleyTarget(options: { database?: ParleyDatabase; env?: Record<string, string> } = {}): Promise<Target> {
+  const database = options.database === 'pglite' ? undefined : await freshPostgres(BENCH_ADMIN_DATABASE_URL, 'parley_bench');
+  let node: ParleyNode;
+  try {
+    // BENCH_PARLEY_NODE_ARGS: extra node options for Parley, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a run.
+    const nodeArgs = (process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    node = await ParleyNode.start('parley', { ...BENCH_ENV, ...(database ? { DATABASE_URL: database.url } : {}), ...options.env }, { nodeArgs });
+  } catch (err) {
+    await database?.drop().catch(() => {});
+    throw err;
+  }
   return {
-    name: 'Parley',
+    name: database ? 'Parley' : 'Parley (PGlite)',
     parley: true,
-    port: parley.port,
-    pid: parley.child.pid!,
-    wsUrl: parley.wsUrl,
+    port: node.port,
+    pid: node.pid,
+    wsUrl: node.wsUrl,
     appId: SECRETS.BROADCAST_APP_ID,
     key: SECRETS.BROADCAST_APP_KEY,
     secret: SECRETS.BROADCAST_APP_SECRET,
-    parleyProcess: parley,
-    stop: () => parley.close(),
+    node,
+    database,
+    databasePids: async () => (database ? backendPids(database.name, BENCH_ADMIN_DATABASE_URL) : []),
+    async stop() {
+      try {
+        await node.close();
+      } finally {
+        await database?.drop().catch((err: unknown) => console.error(`dropping ${database.name} failed: ${(err as Error).message}`));
+      }
+    },
   };
 }
 
-export async function bareTarget(mode: 'string' | 'buffer', name?: string): Promise<Target> {
+/** A baseline server (not Parley): `node args` on a free port, ready once GET / answers. */
+async function baseline(name: string, cwd: string, spec: (port: number) => { args: readonly string[]; env: Record<string, string> }) {
   const port = await freePort();
-  const server = await startServer(`bare ws (${mode})`, process.execPath, ['--import', 'tsx', 'bench/servers/bare-ws.ts', '--port', String(port), '--mode', mode], {
-    cwd: ROOT,
-    port,
-    env: { NODE_ENV: 'production' },
+  const { args, env } = spec(port);
+  return ServerProcess.launch(name, port, process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
     ready: () => answers(`http://127.0.0.1:${port}/`),
   });
+}
+
+export async function bareTarget(mode: 'string' | 'buffer', name?: string): Promise<Target> {
+  const server = await baseline(`bare ws (${mode})`, ROOT, (port) => ({
+    args: ['--import', 'tsx', 'bench/servers/bare-ws.ts', '--port', String(port), '--mode', mode],
+    env: { NODE_ENV: 'production' },
+  }));
   return {
     name: name ?? (mode === 'string' ? 'bare ws, string per socket' : 'bare ws, Buffer built once'),
     parley: false,
-    port,
-    pid: server.child.pid!,
-    wsUrl: `ws://127.0.0.1:${port}/app/bare?${wsQuery}`,
+    port: server.port,
+    pid: server.pid,
+    wsUrl: pusherWsUrl(server.port, 'bare'),
     appId: 'bare',
     key: 'bare',
     secret: 'bare',
-    stop: () => server.stop(),
+    databasePids: async () => [],
+    stop: async () => void (await server.stop()),
   };
 }
 
@@ -64,12 +117,10 @@ export const SOKETI_BIN = join(ROOT, 'bench', 'soketi', 'node_modules', '@soketi
 export const soketiInstalled = (): boolean => existsSync(SOKETI_BIN);
 
 export async function soketiTarget(): Promise<Target> {
-  const port = await freePort();
   const metricsPort = await freePort();
   const app = { id: 'bench-app', key: 'bench-key', secret: 'bench-secret' };
-  const server = await startServer('Soketi 1.6.1', process.execPath, [SOKETI_BIN, 'start'], {
-    cwd: join(ROOT, 'bench', 'soketi'),
-    port,
+  const server = await baseline('Soketi 1.6.1', join(ROOT, 'bench', 'soketi'), (port) => ({
+    args: [SOKETI_BIN, 'start'],
     env: {
       NODE_ENV: 'production',
       SOKETI_HOST: '127.0.0.1',
@@ -80,17 +131,17 @@ export async function soketiTarget(): Promise<Target> {
       SOKETI_DEFAULT_APP_SECRET: app.secret,
       SOKETI_DEBUG: '0',
     },
-    ready: () => answers(`http://127.0.0.1:${port}/`),
-  });
+  }));
   return {
     name: 'Soketi 1.6.1',
     parley: false,
-    port,
-    pid: server.child.pid!,
-    wsUrl: `ws://127.0.0.1:${port}/app/${app.key}?${wsQuery}`,
+    port: server.port,
+    pid: server.pid,
+    wsUrl: pusherWsUrl(server.port, app.key),
     appId: app.id,
     key: app.key,
     secret: app.secret,
-    stop: () => server.stop(),
+    databasePids: async () => [],
+    stop: async () => void (await server.stop()),
   };
 }
