@@ -15,6 +15,9 @@
 //    is replaced when next checked out. Outside a transaction the query is run again unnamed on the spot;
 //    inside one the error surfaces (the transaction is aborted) and isRetryableTransactionError() says it may
 //    run again from the top, which it then does on a fresh connection.
+//  - A connection that lost a statement pg believes it has ("prepared statement ... does not exist", 26000:
+//    a DEALLOCATE, a pooler that switched server connections; or pg itself closing it after failing to
+//    serialize a parameter) is discarded on release; outside a transaction the query is run again unnamed.
 import { createHash } from 'node:crypto';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import { isStalePlanError } from './errors.js';
@@ -140,19 +143,38 @@ class PreparingClient implements PostgresPoolClient {
   }
 
   #failed(err: unknown, sql: string, parameters: readonly unknown[] | undefined): Promise<PgQueryResult> {
-    if (!isStalePlanError(err)) throw err;
     const shared = this.#shared;
-    shared.stats.stalePlans++;
-    if (!this.#discard) {
-      this.#discard = true;
+    if (isStalePlanError(err)) {
+      shared.stats.stalePlans++;
       // Every connection prepared up to now may hold the same statement: replace them as they come back.
-      if (this.epoch === shared.epoch) shared.epoch++;
+      if (!this.#discard && this.epoch === shared.epoch) shared.epoch++;
+    } else if (!missingStatement(err)) {
+      // Not from the server: a parameter pg could not serialize (the connection lost the statement, see
+      // clientSideError), or a broken connection. Either way it is not used again.
+      if (clientSideError(err)) this.#discard = true;
+      throw err;
     }
+    this.#discard = true;
     // The status is that of the last ReadyForQuery, before or after this error: 'I' either way when the
     // statement ran on its own, 'T' or 'E' in a transaction block (aborted now: nothing to retry here).
     if (this.#client.getTransactionStatus?.() !== 'I') throw err;
     return this.#client.query(sql, parameters);
   }
+}
+
+/** "prepared statement ... does not exist" (26000): the connection lost a statement pg believes it has. */
+function missingStatement(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '26000';
+}
+
+/**
+ * An error raised in the client, not sent by the server (which always gives a severity). The one that
+ * matters here: a parameter pg cannot serialize (a throwing toPostgres, a BigInt inside a JSON value) makes pg
+ * close the named statement on the server while still counting it as prepared, so that every later use of it
+ * on that connection would fail with 26000.
+ */
+function clientSideError(err: unknown): boolean {
+  return !err || typeof err !== 'object' || (err as { severity?: unknown }).severity === undefined;
 }
 
 /** A pool for Kysely's PostgresDialect that sends parameterized queries as named prepared statements. */

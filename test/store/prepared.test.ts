@@ -187,6 +187,41 @@ describe('a stale plan: another node altered a table a prepared `select *` reads
   });
 });
 
+describe('statements the connection lost', () => {
+  test('a statement deallocated behind pg’s back (26000) is run again unnamed, and the connection replaced', async () => {
+    const s = await setup();
+    try {
+      const query = (conn: Conn, id: number) => conn.selectFrom('t').select('name').where('id', '=', id).execute();
+      const pid = await s.db.connection().execute(async (conn) => {
+        assert.deepEqual(await query(conn, 1), [{ name: 'name 1' }]);
+        await sql`deallocate all`.execute(conn);
+        assert.deepEqual(await query(conn, 2), [{ name: 'name 2' }]);
+        assert.deepEqual(await query(conn, 3), [{ name: 'name 3' }]);
+        return backendPid(conn);
+      });
+      assert.notEqual(await backendPid(s.db), pid);
+      assert.deepEqual(await query(s.db, 4), [{ name: 'name 4' }]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a parameter pg cannot serialize does not leave the statement broken (pg closes it on the server)', async () => {
+    const s = await setup();
+    try {
+      const query = (name: unknown) => s.db.selectFrom('t').select('id').where('name', '=', name as string).execute();
+      assert.deepEqual(await query('name 1'), [{ id: 1 }]);
+      const unserializable = { toPostgres: () => { throw new Error('cannot serialize'); } };
+      await assert.rejects(query(unserializable), /cannot serialize/);
+      assert.deepEqual(await query('name 2'), [{ id: 2 }]);
+      assert.deepEqual(await query('name 3'), [{ id: 3 }]);
+      assert.equal(s.preparing.stats().discarded, 1);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('the cap of named statements per connection', () => {
   test('statements beyond it run unnamed, with the same results', async () => {
     const s = await setup({ maxPerConnection: 3 });
