@@ -124,6 +124,7 @@ export function printResult(result: Result): void {
   }
   if (result.smoke) {
     out.push('', 'Smoke run: a few clients for a second or two, so no target is judged.');
+    for (const t of result.targets) out.push(`  ${t.label}: ${t.actual} (target ${t.target})`);
   } else if (result.targets.length > 0) {
     out.push('', 'Targets (issue 5):');
     for (const t of result.targets) out.push(`  [${t.met ? 'met' : 'NOT MET'}] ${t.label}: ${t.actual} (target ${t.target}; ${scoreText(t.score)} of it)`);
