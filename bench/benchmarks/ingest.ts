@@ -1,12 +1,14 @@
-// ingest: sustained POST /conversations/{id}/messages across many 1:1 conversations, on PostgreSQL, with
-// both members of every conversation connected (their own channel and the conversation's), so each message
-// is also delivered: MessageSent to two sockets, InboxUpdated to two users. Closed loop: a fixed number of
-// sends in flight, each from one of the pair, round robin over the conversations.
-// Baseline in the same run, on the same database and table: a raw single-row INSERT loop with `pg`, as many
-// in flight as the sends (and once on a single connection, one after the other).
+// ingest: sustained POST /conversations/{id}/messages across many 1:1 conversations, with both members of
+// every conversation connected (their own channel and the conversation's), so each message is also
+// delivered: MessageSent to two sockets, InboxUpdated to two users. Closed loop: a fixed number of sends in
+// flight, each from one of the pair, round robin over the conversations. Once on PostgreSQL, once on the
+// embedded default (no DATABASE_URL: PGlite in the node's own temporary CHAT_DATA_DIR).
+// Baseline in the same run, on the same PostgreSQL database and table: a raw single-row INSERT loop with
+// `pg`, as many in flight as the sends (and once on a single connection, one after the other).
+// CPU per message: the cores a process used during the measurement × its seconds / the messages sent.
 import pg from 'pg';
-import { ClientPool } from '../lib/clients.js';
 import { sleep } from '../../testkit/wait.js';
+import { ClientPool } from '../lib/clients.js';
 import { nowMs } from '../lib/clock.js';
 import { jsonClient } from '../lib/http.js';
 import { closedLoop } from '../lib/publisher.js';
@@ -26,6 +28,13 @@ interface Params {
   workers: number;
 }
 
+/** One send load measured: its row and its latencies. */
+interface Measured {
+  readonly row: Row;
+  readonly http: Histogram;
+  readonly delivery: Histogram;
+}
+
 export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
   const smoke = options.smoke;
   const p: Params = {
@@ -36,40 +45,49 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     insertSeconds: smoke ? 0.5 : 8,
     workers: 2,
   };
-  log('- Parley (PostgreSQL)');
-  const t = await parleyTarget();
-  const rows: Row[] = [];
   const notes: string[] = [];
-  let httpLatency: Histogram | undefined;
-  let deliveryLatency: Histogram | undefined;
+
+  log('- Parley (PostgreSQL)');
+  const postgresTarget = await parleyTarget();
+  let postgres: Measured;
+  let inserts: Row[];
   try {
-    const conversations = await setUp(t, p);
-    const measured = await sendLoad(t, p, conversations);
-    rows.push(measured.row);
-    httpLatency = measured.http;
-    deliveryLatency = measured.delivery;
-    if (measured.row.figures.delivered! < 1) {
-      notes.push(`Parley: ${((1 - measured.row.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
-    }
-    await t.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
-    rows.push(...(await insertLoops(t, p, conversations)));
+    const conversations = await setUp(postgresTarget, p);
+    postgres = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages');
+    await postgresTarget.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
+    inserts = await insertLoops(postgresTarget, p, conversations);
   } finally {
-    await t.stop();
+    await postgresTarget.stop();
   }
-  const parley = rows[0]!;
-  const pooled = rows.find((r) => r.setup.startsWith('raw INSERT, '))!;
+
+  log('- Parley (embedded default: PGlite)');
+  const pgliteTarget = await parleyTarget({ database: 'pglite' });
+  let pglite: Measured;
+  try {
+    pglite = await sendLoad(pgliteTarget, p, await setUp(pgliteTarget, p), 'Parley, embedded PGlite: POST /messages');
+  } finally {
+    await pgliteTarget.stop();
+  }
+
+  const rows = [postgres.row, pglite.row, ...inserts];
+  const pooled = inserts.find((r) => r.setup.startsWith('raw INSERT, '))!;
+  for (const r of [postgres.row, pglite.row]) {
+    if (r.figures.delivered! < 1) notes.push(`${r.setup}: ${((1 - r.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
+  }
   for (const r of rows) {
     if (r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during the measurement.`);
   }
+  const onPostgres = postgres.row.figures;
   return {
     benchmark: 'ingest',
-    title: `Ingest: messages per second across ${p.pairs} direct conversations, events delivered (PostgreSQL)`,
+    title: `Ingest: messages per second across ${p.pairs} direct conversations, events delivered (PostgreSQL, and the embedded PGlite)`,
     smoke,
     parameters: {
       conversations: `${p.pairs} direct conversations, both members connected (${p.pairs * 2} sockets, 2 channels each)`,
       load: `${p.inFlight} sends in flight (closed loop) for ${p.seconds} s after ${p.warmupSeconds} s of warm-up`,
       'raw INSERT baseline': `${p.insertSeconds} s each: ${p.inFlight} in flight on a pool of ${p.inFlight}, then one connection; INSERT INTO messages (same table, same database), autocommit`,
-      database: 'PostgreSQL (a fresh database)',
+      database: 'PostgreSQL (a fresh database); then the embedded default (PGlite in a temporary CHAT_DATA_DIR, no DATABASE_URL)',
+      'CPU per message': 'cores used during the measurement × its seconds / messages sent; Parley: the node process (on PGlite the database runs inside it); PostgreSQL: the backends serving Parley',
     },
     columns: [
       { key: 'perSecond', label: 'messages/s' },
@@ -79,17 +97,25 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
       { key: 'delivered', label: 'delivered' },
       { key: 'serverCpu', label: 'server CPU' },
       { key: 'databaseCpu', label: 'PostgreSQL CPU' },
+      { key: 'parleyCpuMs', label: 'Parley CPU ms/message' },
+      { key: 'databaseCpuMs', label: 'PostgreSQL CPU ms/message' },
       { key: 'otherCpu', label: 'other CPU' },
     ],
     rows,
-    comparisons: [{ label: `Parley sends / raw INSERTs (${p.inFlight} in flight)`, value: parley.figures.perSecond! / pooled.figures.perSecond! }],
-    targets: [goal('sustained messages/s with events delivered', '≥ 3,000/s', parley.figures.perSecond!, 3000, 'at least', '/s')],
+    comparisons: [],
+    targets: [
+      goal('sustained messages/s with events delivered', '≥ 3,000/s', onPostgres.perSecond!, 3000, 'at least', '/s'),
+      goal(`Parley sends / raw INSERTs (${p.inFlight} in flight)`, '≥ 0.35', onPostgres.perSecond! / pooled.figures.perSecond!, 0.35, 'at least', '×'),
+      goal('embedded default (PGlite) messages/s', '≥ 1,000/s', pglite.row.figures.perSecond!, 1000, 'at least', '/s'),
+      goal('PostgreSQL CPU per message', '≤ 0.3 ms', onPostgres.databaseCpuMs!, 0.3, 'at most', ' ms'),
+      goal('Parley CPU per message', '≤ 0.3 ms', onPostgres.parleyCpuMs!, 0.3, 'at most', ' ms'),
+    ],
     notes,
     charts: {
       bars: [
         {
           file: 'ingest-throughput.svg',
-          title: 'Ingest: messages (or rows) per second on PostgreSQL',
+          title: 'Ingest: messages (or rows) per second',
           unit: 'per second',
           bars: rows.map((r) => ({ label: r.setup, value: r.figures.perSecond!, highlight: r.parley })),
         },
@@ -97,10 +123,12 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
       latency: [
         {
           file: 'ingest-latency.svg',
-          title: `Ingest: latency at ${Math.round(parley.figures.perSecond!).toLocaleString('en-US')} messages/s`,
+          title: `Ingest: latency at ${Math.round(onPostgres.perSecond!).toLocaleString('en-US')} (PostgreSQL) and ${Math.round(pglite.row.figures.perSecond!).toLocaleString('en-US')} (PGlite) messages/s`,
           series: [
-            { label: 'POST answered', curve: summarize(httpLatency!).curve },
-            { label: 'event delivered', curve: summarize(deliveryLatency!).curve },
+            { label: 'PostgreSQL: POST answered', curve: summarize(postgres.http).curve },
+            { label: 'PostgreSQL: event delivered', curve: summarize(postgres.delivery).curve },
+            { label: 'PGlite: POST answered', curve: summarize(pglite.http).curve },
+            { label: 'PGlite: event delivered', curve: summarize(pglite.delivery).curve },
           ],
         },
       ],
@@ -115,7 +143,7 @@ interface Conversation {
 
 async function setUp(t: Target, p: Params): Promise<Conversation[]> {
   const parley = t.node!;
-  const line = progress('Parley: setup');
+  const line = progress(`${t.name}: setup`);
   const conversations: Conversation[] = [];
   let next = 0;
   await Promise.all(
@@ -141,10 +169,10 @@ async function setUp(t: Target, p: Params): Promise<Conversation[]> {
   return conversations;
 }
 
-async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
+async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string): Promise<Measured> {
   const parley = t.node!;
   const { pool, failed, errors } = await ClientPool.connect({
-    label: 'Parley: members',
+    label: `${t.name}: members`,
     url: t.wsUrl,
     clients: conversations.flatMap((c) => c.members.map((m) => ({ channels: [`private-chat.user.${m.id}`, `private-chat.conversation.${c.id}`], token: m.token }))),
     auth: { kind: 'endpoint', url: `${parley.api}/broadcasting/auth` },
@@ -171,7 +199,7 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
     pool.measure();
     const dbPids = await t.databasePids();
     const cpu = cpuAccount(t.pid, pool.pids, dbPids);
-    const line = progress('Parley: sending');
+    const line = progress(`${t.name}: sending`);
     let lastSent = 0;
     const loop = await closedLoop(send, p.inFlight, p.seconds * 1000, (sent) => {
       line(`${sent} messages, ${sent - lastSent}/s`);
@@ -192,8 +220,10 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
     for (const h of report.events.values()) delivery.merge(h);
     const perSecond = loop.sent / (loop.ms / 1000);
     line(`${Math.round(perSecond).toLocaleString('en-US')} messages/s, POST p50 ${http.percentile(50).toFixed(1)} ms, ${delivered}/${expected} deliveries`, true);
+    // CPU per message in ms: cores × seconds / messages.
+    const perMessageMs = (cores: number) => (cores * loop.ms) / loop.sent;
     const row: Row = {
-      setup: 'Parley: POST /messages',
+      setup,
       parley: true,
       figures: {
         perSecond,
@@ -203,7 +233,9 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[]) {
         deliveryP99: delivery.percentile(99),
         delivered: delivered / expected,
         serverCpu: used.server,
-        databaseCpu: used.database,
+        databaseCpu: dbPids.length > 0 ? used.database : NaN,
+        parleyCpuMs: perMessageMs(used.server),
+        databaseCpuMs: dbPids.length > 0 ? perMessageMs(used.database) : NaN,
         clientsCpu: used.clients,
         driverCpu: used.driver,
         otherCpu: used.other,

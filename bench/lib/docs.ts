@@ -23,8 +23,10 @@ const WHAT: Record<string, string> = {
     'One member posts messages one at a time (`POST /conversations/{id}/messages`); the figure is the time from just before the POST until every member has both its `MessageSent` and its `InboxUpdated`. On PostgreSQL. ' +
     'Baseline: the bare `ws` server delivering the same frames (one `MessageSent` to the conversation channel, an `InboxUpdated` JSON-encoded per member) with no database and no HTTP API.',
   ingest:
-    'Sustained `POST /conversations/{id}/messages` across 200 direct conversations with both members of each connected (so every message is delivered: `MessageSent` to two sockets, `InboxUpdated` to two users), 32 sends in flight, on PostgreSQL. ' +
-    'Baseline on the same database and table: a raw single-row `INSERT INTO messages` loop with `pg`, as many in flight, and once on one connection.',
+    'Sustained `POST /conversations/{id}/messages` across 200 direct conversations with both members of each connected (so every message is delivered: `MessageSent` to two sockets, `InboxUpdated` to two users), 32 sends in flight, on PostgreSQL; ' +
+    'then the same load on the embedded default (no `DATABASE_URL`: PGlite in a temporary `CHAT_DATA_DIR`). ' +
+    'CPU per message is the cores a process used during the measurement × its seconds / the messages sent: Parley’s node process (on PGlite the database runs inside it) and the PostgreSQL backends serving it. ' +
+    'Baseline on the same PostgreSQL database and table: a raw single-row `INSERT INTO messages` loop with `pg`, as many in flight, and once on one connection.',
   connections:
     '20,000 idle clients (or as many as the server process may open files for), each subscribed to its own private channel, opened by 4 client processes from 4 source addresses (127.0.0.2–5) so no single address runs out of ephemeral ports. ' +
     'Connections per second while opening; the server’s resident memory per connection once all are open and idle. Baseline: the bare `ws` server holding the same connections.',
