@@ -50,7 +50,7 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** DATABASE_PREPARED_STATEMENTS (PostgreSQL): parameterized queries as named prepared statements. Default on. */
   readonly databasePreparedStatements: boolean;
-  /** DATABASE_SEND_LANES (PostgreSQL): batches of sends written at once (group commit); the embedded default has one. */
+  /** DATABASE_SEND_LANES (PostgreSQL): batches of sends written at once (group commit; default 1); the embedded default has one. */
   readonly databaseSendLanes: number;
   readonly redisUrl: string | null;
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
@@ -233,7 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: str(env, 'DATABASE_URL'),
     databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
-    databaseSendLanes: positiveInt(env, 'DATABASE_SEND_LANES', 2),
+    databaseSendLanes: positiveInt(env, 'DATABASE_SEND_LANES', 1),
     redisUrl: str(env, 'REDIS_URL'),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'parley:',
     jwtSecret: pick('jwtSecret'),
