@@ -8,7 +8,7 @@
 //  - `pg` keeps the name of every statement it parsed for the life of the connection (and so does the
 //    server, with its plan), so each connection names at most maxPerConnection distinct statements; past
 //    that they run unnamed as before. Kysely builds one text per shape of query, so the variety is small
-//    (the HTTP, real-time and chat test suites together make 85 distinct texts, from about 65 shapes), except
+//    (the HTTP, real-time, chat and concurrency suites together make 88 distinct texts, of 73 shapes), except
 //    where a list's length is in the text (`in ($1, $2, ...)`): one text per length.
 //  - "cached plan must not change result type" (0A000): a statement prepared before another node's migration
 //    changed a table it reads. The connection is discarded on release and every connection prepared before it
