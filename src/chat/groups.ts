@@ -9,12 +9,12 @@ import { addMembers, findParticipant, heirOf, participantIds, removeMember, setR
 import { loadPreviews } from '../store/read-model.js';
 import type { Role } from '../store/schema.js';
 import { inTransaction } from '../store/transaction.js';
+import { missingUsers } from '../store/users.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { inboxEvents } from './inbox.js';
 import type { ConversationResource } from './resources.js';
-import { usersExist } from './users.js';
 
 export interface GroupInput {
   readonly name?: string;
@@ -28,7 +28,7 @@ function groupName(name: string): string {
 }
 
 async function requireUsers(db: DB, ids: readonly number[]): Promise<void> {
-  const missing = await usersExist(db, ids);
+  const missing = await missingUsers(db, ids);
   if (missing.length > 0) throw invalid('user_ids', `Unknown users: ${missing.join(', ')}.`);
 }
 

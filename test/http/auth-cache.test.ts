@@ -6,7 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { userAuthenticator } from '../../src/http/auth.js';
-import { LruCache, stillValid, TokenCache } from '../../src/http/token-cache.js';
+import { stillValid, TokenCache } from '../../src/http/token-cache.js';
+import { LruCache } from '../../src/util/lru-cache.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { assertError, call, newUsers } from './helpers.js';
 
