@@ -22,10 +22,10 @@ import {
   together,
   type Answer,
   type Harness,
+  trials,
 } from './invariants.js';
 
-/** Trials per rule (CONCURRENCY_TRIALS=n overrides): each race below fails most trials of a broken version. */
-const TRIALS = Number(process.env.CONCURRENCY_TRIALS ?? 10);
+const TRIALS = trials(10);
 /** For the narrowest races: groups raced at the same time within one trial. */
 const GROUPS_AT_ONCE = 4;
 

@@ -260,3 +260,8 @@ export function prng(seed: number): { next(): number; int(n: number): number; pi
     },
   };
 }
+
+/** Trials per rule (CONCURRENCY_TRIALS=n overrides; `fallback` per rule): each race fails most trials of a broken version. */
+export const trials = (fallback: number): number => Number(process.env.CONCURRENCY_TRIALS ?? fallback);
+/** The seed of the random generators (CONCURRENCY_SEED=n overrides); printed by the tests that use it. */
+export const SEED = Number(process.env.CONCURRENCY_SEED ?? 20261120);

@@ -18,12 +18,12 @@ import {
   together,
   type Answer,
   type Harness,
+  SEED,
+  trials,
 } from './invariants.js';
 
-/** Trials per rule (CONCURRENCY_TRIALS=n overrides): each race below fails most trials of a broken version. */
-const TRIALS = Number(process.env.CONCURRENCY_TRIALS ?? 10);
-const BURST_TRIALS = Number(process.env.CONCURRENCY_TRIALS ?? 6);
-const SEED = Number(process.env.CONCURRENCY_SEED ?? 20261120);
+const TRIALS = trials(10);
+const BURST_TRIALS = trials(6);
 
 describe('messages under concurrency (postgres)', () => {
   let h: Harness;

@@ -19,9 +19,9 @@ import {
   together,
   type Answer,
   type Harness,
+  SEED,
 } from './invariants.js';
 
-const SEED = Number(process.env.CONCURRENCY_SEED ?? 20261120);
 const ROUNDS = Number(process.env.CONCURRENCY_ROUNDS ?? 12);
 const OPERATIONS_PER_ROUND = 40;
 
