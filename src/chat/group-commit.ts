@@ -14,8 +14,6 @@ export interface GroupCommitOptions<Req, Res> {
 
 export interface GroupCommit<Req, Res> {
   submit(key: number, request: Req): Promise<Res>;
-  /** Resolves when every submitted request has been handled. */
-  drain(): Promise<void>;
 }
 
 interface Pending<Req, Res> {
@@ -26,7 +24,6 @@ interface Pending<Req, Res> {
 
 export function groupCommit<Req, Res>(options: GroupCommitOptions<Req, Res>): GroupCommit<Req, Res> {
   const lanes = Array.from({ length: Math.max(1, options.lanes) }, () => ({ queue: [] as Pending<Req, Res>[], running: false }));
-  let idle: (() => void)[] = [];
 
   async function runLane(lane: (typeof lanes)[number]): Promise<void> {
     while (lane.queue.length > 0) {
@@ -43,11 +40,6 @@ export function groupCommit<Req, Res>(options: GroupCommitOptions<Req, Res>): Gr
       }
     }
     lane.running = false;
-    if (lanes.every((l) => !l.running)) {
-      const waiting = idle;
-      idle = [];
-      for (const done of waiting) done();
-    }
   }
 
   return {
@@ -60,10 +52,6 @@ export function groupCommit<Req, Res>(options: GroupCommitOptions<Req, Res>): Gr
         // Started after the I/O callbacks of this turn of the event loop: requests that arrived together share the batch.
         setImmediate(() => void runLane(lane));
       });
-    },
-    drain() {
-      if (lanes.every((l) => !l.running)) return Promise.resolve();
-      return new Promise((resolve) => idle.push(resolve));
     },
   };
 }
