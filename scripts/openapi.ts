@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { SECRETS } from '../testkit/secrets.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const output = join(root, 'docs', 'openapi.json');
@@ -19,11 +20,7 @@ try {
     CHAT_DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-    CHAT_JWT_SECRET: 'openapi-script-jwt-secret',
-    CHAT_SERVER_KEY: 'openapi-script-server-key',
-    BROADCAST_APP_ID: '1',
-    BROADCAST_APP_KEY: 'openapi-script-app-key',
-    BROADCAST_APP_SECRET: 'openapi-script-app-secret',
+    ...SECRETS,
     LOG_LEVEL: 'silent',
   });
   const app = await createApp(config, pino({ level: 'silent' }));

@@ -1,9 +1,11 @@
-// The only reader of process.env: environment → typed, frozen configuration.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// The only reader of process.env: environment → typed, frozen configuration, or a ConfigError. Pure: the
+// settings (names, types, defaults, meanings) are the rows of config/settings.ts, and the development secrets
+// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both).
+import { resolve } from 'node:path';
+import { DEV_SECRET_NAMES, type DevSecrets } from './config/dev-secrets.js';
+import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './config/settings.js';
 
-export const BROADCAST_DRIVERS = ['builtin', 'pusher', 'log'] as const;
+export { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError };
 export type BroadcastDriver = (typeof BROADCAST_DRIVERS)[number];
 
 /**
@@ -12,7 +14,6 @@ export type BroadcastDriver = (typeof BROADCAST_DRIVERS)[number];
  * be revoked). `relay`: another Parley's (BROADCAST_DRIVER=pusher pointed here), which authorizes them; a valid
  * signature is enough, as on any Pusher server.
  */
-export const CHAT_CHANNEL_MODES = ['own', 'relay'] as const;
 export type ChatChannelMode = (typeof CHAT_CHANNEL_MODES)[number];
 
 /** BROADCAST_DRIVER=pusher: the external Pusher-compatible server (Laravel's PUSHER_* names). */
@@ -40,6 +41,10 @@ export interface Limits {
   readonly typingPerMinute: number;
   readonly heartbeatsPerMinute: number;
   readonly channelAuthsPerMinute: number;
+  /** CHAT_REQUEST_TIMEOUT_S: time for a request's headers, and for its body before it earns more (http/timeouts.ts). */
+  readonly requestTimeoutSeconds: number;
+  /** CHAT_REQUEST_MIN_BYTES_PER_S: each this many bytes of a body received give it one more second. */
+  readonly requestMinBytesPerSecond: number;
 }
 
 export interface Config {
@@ -56,7 +61,11 @@ export interface Config {
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
   readonly redisPrefix: string;
   readonly jwtSecret: string;
+  /** What user tokens must say besides their signature (CHAT_JWT_*); the tokens Parley issues follow it too. */
+  readonly jwt: JwtPolicy;
   readonly serverKey: string;
+  /** METRICS_TOKEN: the bearer token for /metrics from other hosts; null: loopback only. */
+  readonly metricsToken: string | null;
   readonly broadcast: {
     readonly driver: BroadcastDriver;
     readonly appId: string;
@@ -92,186 +101,127 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   readonly limits: Limits;
   readonly logLevel: string;
-  /** CHAT_DEMO=1: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
+  /** CHAT_DEMO on: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
   readonly demo: boolean;
-  /** True when some secret was generated for the embedded default (the service says how to get a token). */
-  readonly generatedSecrets: boolean;
+  /** True when some secret came from CHAT_DATA_DIR/secrets.json (development secrets): the banner then prints a token. */
+  readonly devSecrets: boolean;
+}
+
+export interface JwtPolicy {
+  /** CHAT_JWT_ISSUER: the `iss` a token must have; null: not checked. */
+  readonly issuer: string | null;
+  /** CHAT_JWT_AUDIENCE: the `aud` a token must have (or include); null: not checked. */
+  readonly audience: string | null;
+  /** CHAT_JWT_MAX_TTL_S: the longest lifetime of a token (exp - iat, and exp - now), in seconds. */
+  readonly maxTtlSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export class ConfigError extends Error {}
-
-function int(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
-  return value;
-}
-
-/** A limit or interval where 0 would make no sense (or stop the server later with a less clear error). */
-function positiveInt(env: Env, name: string, fallback: number): number {
-  const value = int(env, name, fallback);
-  if (value === 0) throw new ConfigError(`${name} must be at least 1`);
-  return value;
-}
-
-function str(env: Env, name: string): string | null {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? null : raw;
-}
-
-/** On/off: 1, true, on, yes or 0, false, off, no (any case); unset or empty is the fallback. */
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = str(env, name);
-  if (raw === null) return fallback;
-  const value = raw.trim().toLowerCase();
-  if (['1', 'true', 'on', 'yes'].includes(value)) return true;
-  if (['0', 'false', 'off', 'no'].includes(value)) return false;
-  throw new ConfigError(`${name} must be on or off (1/true/on or 0/false/off), got "${raw}"`);
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = str(env, name) ?? fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function port(env: Env, name: string, fallback: number): number {
-  const value = int(env, name, fallback);
-  if (value < 1 || value > 65535) throw new ConfigError(`${name} must be a port (1-65535), got "${env[name]}"`);
-  return value;
-}
-
 /** The external server of BROADCAST_DRIVER=pusher. Defaults as Laravel's config/broadcasting.php: hosted Pusher over https. */
-function pusherConfig(env: Env): PusherConfig {
+function pusherConfig(v: SettingValues): PusherConfig {
   const required = ['PUSHER_APP_ID', 'PUSHER_APP_KEY', 'PUSHER_APP_SECRET'] as const;
-  const missing = required.filter((name) => str(env, name) === null);
-  if (missing.length > 0) throw new ConfigError(`BROADCAST_DRIVER=pusher needs ${required.join(', ')} (missing: ${missing.join(', ')})`);
-  const cluster = str(env, 'PUSHER_APP_CLUSTER') ?? 'mt1';
-  const givenHost = str(env, 'PUSHER_HOST');
-  const scheme = oneOf(env, 'PUSHER_SCHEME', ['https', 'http'] as const, 'https');
-  const apiPort = port(env, 'PUSHER_PORT', scheme === 'https' ? 443 : 80);
+  const missing = required.filter((name) => v[name] === null);
+  if (missing.length > 0) {
+    throw new ConfigError(`BROADCAST_DRIVER=pusher needs ${required.join(', ')} (missing: ${missing.join(', ')}). Fix: set them to the external server's app credentials.`);
+  }
+  const cluster = v.PUSHER_APP_CLUSTER;
+  const givenHost = v.PUSHER_HOST;
+  const scheme = v.PUSHER_SCHEME;
+  const apiPort = v.PUSHER_PORT ?? (scheme === 'https' ? 443 : 80);
   let client: PusherConfig['client'];
   if (givenHost === null) {
     client = { host: `ws-${cluster}.pusher.com`, port: 443, tls: true };
   } else {
     // Browsers may reach the server at another address than Parley does (a public name, a proxy's port).
-    const clientHost = str(env, 'PUSHER_CLIENT_HOST');
-    const clientScheme = oneOf(env, 'PUSHER_CLIENT_SCHEME', ['https', 'http'] as const, scheme);
-    const sameAddress = clientHost === null && str(env, 'PUSHER_CLIENT_SCHEME') === null;
-    const clientPort = port(env, 'PUSHER_CLIENT_PORT', sameAddress ? apiPort : clientScheme === 'https' ? 443 : 80);
-    client = { host: clientHost ?? givenHost, port: clientPort, tls: clientScheme === 'https' };
+    const clientScheme = v.PUSHER_CLIENT_SCHEME ?? scheme;
+    const sameAddress = v.PUSHER_CLIENT_HOST === null && v.PUSHER_CLIENT_SCHEME === null;
+    const clientPort = v.PUSHER_CLIENT_PORT ?? (sameAddress ? apiPort : clientScheme === 'https' ? 443 : 80);
+    client = { host: v.PUSHER_CLIENT_HOST ?? givenHost, port: clientPort, tls: clientScheme === 'https' };
   }
   return Object.freeze({
-    appId: str(env, 'PUSHER_APP_ID')!,
-    key: str(env, 'PUSHER_APP_KEY')!,
-    secret: str(env, 'PUSHER_APP_SECRET')!,
+    appId: v.PUSHER_APP_ID!,
+    key: v.PUSHER_APP_KEY!,
+    secret: v.PUSHER_APP_SECRET!,
     host: givenHost ?? `api-${cluster}.pusher.com`,
     port: apiPort,
     scheme,
     cluster,
-    maxEventBytes: positiveInt(env, 'PUSHER_MAX_EVENT_BYTES', 10_240),
+    maxEventBytes: v.PUSHER_MAX_EVENT_BYTES,
     client: Object.freeze(client),
   });
 }
 
-/** A comma-separated list; empty or unset is []. */
-function list(env: Env, name: string): string[] {
-  return (str(env, name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-}
-
-interface DevSecrets {
-  jwtSecret: string;
-  serverKey: string;
-  appId: string;
-  appKey: string;
-  appSecret: string;
-}
-
-/** Secrets for the embedded default: generated once, kept in the data directory so tokens survive restarts. */
-function devSecrets(dataDir: string): { secrets: DevSecrets; created: boolean } {
-  const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return { secrets: JSON.parse(readFileSync(file, 'utf8')) as DevSecrets, created: false };
-  const secrets: DevSecrets = {
-    jwtSecret: randomBytes(32).toString('hex'),
-    serverKey: randomBytes(24).toString('hex'),
-    appId: String(100000 + (randomBytes(3).readUIntBE(0, 3) % 900000)),
-    appKey: randomBytes(10).toString('hex'),
-    appSecret: randomBytes(20).toString('hex'),
-  };
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
-  return { secrets, created: true };
-}
-
-export function loadConfig(env: Env = process.env): Config {
-  const dataDir = resolve(str(env, 'CHAT_DATA_DIR') ?? './data');
-  const driver = str(env, 'BROADCAST_DRIVER') ?? 'builtin';
-  if (!(BROADCAST_DRIVERS as readonly string[]).includes(driver)) {
-    throw new ConfigError(`BROADCAST_DRIVER must be one of ${BROADCAST_DRIVERS.join(', ')}, got "${driver}"`);
+/**
+ * env → configuration. `dev`: the development secrets (config/dev-secrets.ts) that fill in the secrets env
+ * leaves unset; without them every secret must be set. Throws a ConfigError naming the setting and the fix.
+ */
+export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Config {
+  const merged: Record<string, string | undefined> = { ...env };
+  let fromDev = false;
+  for (const [key, name] of Object.entries(DEV_SECRET_NAMES) as [keyof DevSecrets, string][]) {
+    if ((merged[name] ?? '') !== '' || !dev) continue;
+    merged[name] = dev[key];
+    fromDev = true;
   }
-  const chatChannels = oneOf(env, 'BROADCAST_CHAT_CHANNELS', CHAT_CHANNEL_MODES, 'own');
-  if (chatChannels === 'relay' && driver !== 'builtin') {
-    throw new ConfigError('BROADCAST_CHAT_CHANNELS=relay is for the Parley whose built-in server carries another Parley’s events (BROADCAST_DRIVER=builtin)');
+  const v = readSettings(merged);
+  const unset = Object.values(DEV_SECRET_NAMES).filter((name) => v[name as keyof SettingValues] === null);
+  if (unset.length > 0) {
+    throw new ConfigError(`${unset.join(', ')} not set. Fix: set all five secrets, or none for development secrets in CHAT_DATA_DIR/secrets.json.`);
   }
-  const given = {
-    jwtSecret: str(env, 'CHAT_JWT_SECRET'),
-    serverKey: str(env, 'CHAT_SERVER_KEY'),
-    appId: str(env, 'BROADCAST_APP_ID'),
-    appKey: str(env, 'BROADCAST_APP_KEY'),
-    appSecret: str(env, 'BROADCAST_APP_SECRET'),
-  };
-  const missing = Object.values(given).some((v) => v === null);
-  const dev = missing ? devSecrets(dataDir) : null;
-  const pick = (key: keyof DevSecrets): string => given[key] ?? dev!.secrets[key];
+  if (v.BROADCAST_CHAT_CHANNELS === 'relay' && v.BROADCAST_DRIVER !== 'builtin') {
+    throw new ConfigError('BROADCAST_CHAT_CHANNELS=relay is for the Parley whose built-in server carries another Parley’s events. Fix: use it with BROADCAST_DRIVER=builtin, or unset it.');
+  }
 
   return Object.freeze({
-    port: int(env, 'PORT', 8080),
-    host: str(env, 'HOST') ?? '0.0.0.0',
-    dataDir,
-    databaseUrl: str(env, 'DATABASE_URL'),
-    databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
-    databaseSendLanes: positiveInt(env, 'DATABASE_SEND_LANES', 1),
-    redisUrl: str(env, 'REDIS_URL'),
-    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'parley:',
-    jwtSecret: pick('jwtSecret'),
-    serverKey: pick('serverKey'),
+    port: v.PORT,
+    host: v.HOST,
+    dataDir: resolve(v.CHAT_DATA_DIR),
+    databaseUrl: v.DATABASE_URL,
+    databasePreparedStatements: v.DATABASE_PREPARED_STATEMENTS,
+    databaseSendLanes: v.DATABASE_SEND_LANES,
+    redisUrl: v.REDIS_URL,
+    redisPrefix: v.REDIS_PREFIX,
+    jwtSecret: v.CHAT_JWT_SECRET!,
+    jwt: Object.freeze({ issuer: v.CHAT_JWT_ISSUER, audience: v.CHAT_JWT_AUDIENCE, maxTtlSeconds: v.CHAT_JWT_MAX_TTL_S }),
+    serverKey: v.CHAT_SERVER_KEY!,
+    metricsToken: v.METRICS_TOKEN,
     broadcast: Object.freeze({
-      driver: driver as BroadcastDriver,
-      appId: pick('appId'),
-      appKey: pick('appKey'),
-      appSecret: pick('appSecret'),
-      activityTimeoutSeconds: positiveInt(env, 'BROADCAST_ACTIVITY_TIMEOUT', 30),
-      maxMessageBytes: positiveInt(env, 'BROADCAST_MAX_MESSAGE_BYTES', 20_000),
-      maxEventBytes: positiveInt(env, 'BROADCAST_MAX_EVENT_BYTES', 10_240),
-      maxApiBodyBytes: positiveInt(env, 'BROADCAST_MAX_API_BODY_BYTES', 256 * 1024),
-      maxConnections: positiveInt(env, 'BROADCAST_MAX_CONNECTIONS', 50_000),
-      maxChannelsPerConnection: positiveInt(env, 'BROADCAST_MAX_CHANNELS_PER_CONNECTION', 1000),
-      maxPresenceMembers: positiveInt(env, 'BROADCAST_MAX_PRESENCE_MEMBERS', 100),
-      maxBufferedBytes: positiveInt(env, 'BROADCAST_MAX_BUFFERED_BYTES', 1024 * 1024),
-      clientEvents: (str(env, 'BROADCAST_CLIENT_EVENTS') ?? '1') !== '0',
-      clientEventsPerSecond: positiveInt(env, 'BROADCAST_CLIENT_EVENTS_PER_SECOND', 10),
-      allowedOrigins: list(env, 'BROADCAST_ALLOWED_ORIGINS'),
-      chatChannels,
+      driver: v.BROADCAST_DRIVER,
+      appId: v.BROADCAST_APP_ID!,
+      appKey: v.BROADCAST_APP_KEY!,
+      appSecret: v.BROADCAST_APP_SECRET!,
+      activityTimeoutSeconds: v.BROADCAST_ACTIVITY_TIMEOUT,
+      maxMessageBytes: v.BROADCAST_MAX_MESSAGE_BYTES,
+      maxEventBytes: v.BROADCAST_MAX_EVENT_BYTES,
+      maxApiBodyBytes: v.BROADCAST_MAX_API_BODY_BYTES,
+      maxConnections: v.BROADCAST_MAX_CONNECTIONS,
+      maxChannelsPerConnection: v.BROADCAST_MAX_CHANNELS_PER_CONNECTION,
+      maxPresenceMembers: v.BROADCAST_MAX_PRESENCE_MEMBERS,
+      maxBufferedBytes: v.BROADCAST_MAX_BUFFERED_BYTES,
+      clientEvents: v.BROADCAST_CLIENT_EVENTS,
+      clientEventsPerSecond: v.BROADCAST_CLIENT_EVENTS_PER_SECOND,
+      allowedOrigins: v.BROADCAST_ALLOWED_ORIGINS,
+      chatChannels: v.BROADCAST_CHAT_CHANNELS,
     }),
-    pusher: driver === 'pusher' ? pusherConfig(env) : null,
-    presenceTimeoutMs: int(env, 'CHAT_PRESENCE_TIMEOUT_MS', 70_000),
-    presenceSweepMs: int(env, 'CHAT_PRESENCE_SWEEP_MS', 5_000),
-    typingTimeoutMs: int(env, 'CHAT_TYPING_TIMEOUT_MS', 8_000),
-    corsOrigins: list(env, 'CHAT_CORS_ORIGINS'),
+    pusher: v.BROADCAST_DRIVER === 'pusher' ? pusherConfig(v) : null,
+    presenceTimeoutMs: v.CHAT_PRESENCE_TIMEOUT_MS,
+    presenceSweepMs: v.CHAT_PRESENCE_SWEEP_MS,
+    typingTimeoutMs: v.CHAT_TYPING_TIMEOUT_MS,
+    corsOrigins: v.CHAT_CORS_ORIGINS,
     limits: Object.freeze({
-      bodyMaxChars: int(env, 'CHAT_BODY_MAX_CHARS', 10_000),
-      attachmentMaxBytes: int(env, 'CHAT_ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024),
-      groupMaxParticipants: int(env, 'CHAT_GROUP_MAX_PARTICIPANTS', 10_000),
-      sendsPerMinute: int(env, 'CHAT_RATE_SENDS_PER_MINUTE', 600),
-      typingPerMinute: int(env, 'CHAT_RATE_TYPING_PER_MINUTE', 120),
-      heartbeatsPerMinute: int(env, 'CHAT_RATE_HEARTBEATS_PER_MINUTE', 30),
-      channelAuthsPerMinute: int(env, 'CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE', 300),
+      bodyMaxChars: v.CHAT_BODY_MAX_CHARS,
+      attachmentMaxBytes: v.CHAT_ATTACHMENT_MAX_BYTES,
+      groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
+      sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
+      typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
+      heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,
+      channelAuthsPerMinute: v.CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE,
+      requestTimeoutSeconds: v.CHAT_REQUEST_TIMEOUT_S,
+      requestMinBytesPerSecond: v.CHAT_REQUEST_MIN_BYTES_PER_S,
     }),
-    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
-    demo: str(env, 'CHAT_DEMO') === '1',
-    generatedSecrets: dev?.created ?? false,
+    logLevel: v.LOG_LEVEL,
+    demo: v.CHAT_DEMO,
+    devSecrets: fromDev,
   });
 }

@@ -1,13 +1,14 @@
 // Process entry: configuration, the app, listening, graceful shutdown.
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { loadDevSecrets } from './config/dev-secrets.js';
 import { createTokenIssuer } from './http/auth.js';
 import { createLogger } from './logger.js';
 
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, loadDevSecrets(process.env)?.secrets);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`Configuration error: ${err.message}`);

@@ -2,6 +2,7 @@
 // the configured (or the embedded default's generated) CHAT_JWT_SECRET.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
+import { loadDevSecrets } from '../config/dev-secrets.js';
 import { createTokenIssuer, parseUserId } from '../http/auth.js';
 
 const { values, positionals } = parseArgs({
@@ -14,7 +15,7 @@ if (userId === null || !Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
   console.error('Usage: npm run token -- <userId> [--name Alice] [--avatar-url URL] [--ttl seconds]');
   process.exit(2);
 }
-const { token } = await createTokenIssuer(loadConfig().jwtSecret).issue(userId, {
+const { token } = await createTokenIssuer(loadConfig(process.env, loadDevSecrets(process.env)?.secrets).jwtSecret).issue(userId, {
   name: values.name,
   avatarUrl: values['avatar-url'],
   ttlSeconds,

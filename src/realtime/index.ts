@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { settingDefault } from '../config/settings.js';
 import { ChannelRegistry } from './channels.js';
 import { channelTypeOf } from './pusher/channel-types.js';
 import { batchSends } from './pusher/connection.js';
@@ -21,20 +22,21 @@ import type { SharedPresence } from './shared-presence.js';
 export interface RealtimeOptions {
   appKey: string;
   appSecret: string;
-  activityTimeoutSeconds?: number; // default 30
-  maxMessageBytes?: number; // default 10_000
-  maxBufferedBytes?: number; // default 1 MiB
+  // Defaults: the settings table's (config/settings.ts), e.g. BROADCAST_MAX_MESSAGE_BYTES for maxMessageBytes.
+  activityTimeoutSeconds?: number;
+  maxMessageBytes?: number;
+  maxBufferedBytes?: number;
   /** Silence allowed after our pusher:ping before closing with 4201. Default 30. */
   pongTimeoutSeconds?: number;
-  /** Subscriptions one socket may hold; more are refused with subscription_error (429). Default 1000. */
+  /** Subscriptions one socket may hold; more are refused with subscription_error (429). */
   maxChannelsPerConnection?: number;
-  /** Open sockets on this node; more are refused with 4100. Default 50,000. */
+  /** Open sockets on this node; more are refused with 4100. */
   maxConnections?: number;
-  /** Distinct users on one presence channel; more are refused with subscription_error (403). Default 100. */
+  /** Distinct users on one presence channel; more are refused with subscription_error (403). */
   maxPresenceMembers?: number;
   /** Origins allowed to open a socket (exact match, "*" for any). Default: any. */
   allowedOrigins?: readonly string[];
-  /** client-* events (Echo's whisper). Default: enabled, 10 per second per connection, data up to 10 KiB. */
+  /** client-* events (Echo's whisper). Defaults: BROADCAST_CLIENT_EVENTS, BROADCAST_CLIENT_EVENTS_PER_SECOND, BROADCAST_MAX_EVENT_BYTES. */
   clientEvents?: { enabled?: boolean; perSecond?: number; maxDataBytes?: number };
   /** Channels whose traffic belongs to the server (Parley's chat channels): client events there are refused. */
   serverOwnedChannelPrefixes?: readonly string[];
@@ -116,16 +118,17 @@ export interface RealtimeServer {
   close(code?: number): Promise<void>;
 }
 
+/** The options' defaults: the settings table's, so a default is written in one place only. */
 const DEFAULTS = {
-  activityTimeoutSeconds: 30,
+  activityTimeoutSeconds: settingDefault('BROADCAST_ACTIVITY_TIMEOUT'),
   pongTimeoutSeconds: 30,
-  maxMessageBytes: 10_000,
-  maxBufferedBytes: 1024 * 1024,
-  maxChannelsPerConnection: 1000,
-  maxConnections: 50_000,
-  maxPresenceMembers: 100,
-  clientEventsPerSecond: 10,
-  clientEventMaxDataBytes: 10_240,
+  maxMessageBytes: settingDefault('BROADCAST_MAX_MESSAGE_BYTES'),
+  maxBufferedBytes: settingDefault('BROADCAST_MAX_BUFFERED_BYTES'),
+  maxChannelsPerConnection: settingDefault('BROADCAST_MAX_CHANNELS_PER_CONNECTION'),
+  maxConnections: settingDefault('BROADCAST_MAX_CONNECTIONS'),
+  maxPresenceMembers: settingDefault('BROADCAST_MAX_PRESENCE_MEMBERS'),
+  clientEventsPerSecond: settingDefault('BROADCAST_CLIENT_EVENTS_PER_SECOND'),
+  clientEventMaxDataBytes: settingDefault('BROADCAST_MAX_EVENT_BYTES'),
 } as const;
 
 /** How long an authorization waits for its subscribe before rememberSubscriber forgets it. */
@@ -195,7 +198,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       maxPresenceMembers: settings.maxPresenceMembers,
       revocableChannelPrefixes: options.revocableChannelPrefixes ?? [],
       clientEvents: {
-        enabled: options.clientEvents?.enabled ?? true,
+        enabled: options.clientEvents?.enabled ?? settingDefault('BROADCAST_CLIENT_EVENTS'),
         perSecond: settings.clientEventsPerSecond,
         maxDataBytes: settings.clientEventMaxDataBytes,
         refusedChannelPrefixes: options.serverOwnedChannelPrefixes ?? [],

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { createBroadcaster } from '../../src/events/broadcaster.js';
 import { memoryPresenceTracker } from '../../src/presence/tracker.js';
 import type { Schema } from '../../src/store/schema.js';
+import { SECRETS } from '../../testkit/secrets.js';
 
 test('an offline the sweep could not announce (database down) is announced by a later sweep, not lost', async () => {
   // Port 1 on loopback: nothing listens, so every query fails as when PostgreSQL is down.
@@ -22,7 +23,7 @@ test('an offline the sweep could not announce (database down) is announced by a 
   const ctx: ChatContext = {
     db,
     broadcaster,
-    limits: loadConfig({ CHAT_JWT_SECRET: 'x', CHAT_SERVER_KEY: 'x', BROADCAST_APP_ID: '1', BROADCAST_APP_KEY: 'k', BROADCAST_APP_SECRET: 's' }).limits,
+    limits: loadConfig(SECRETS).limits,
     rateLimiter: createRateLimiter({ send: 0, typing: 0, heartbeat: 0, channel_auth: 0 }),
     sends: createSendQueue({ db, broadcaster }, { lanes: 1 }),
   };

@@ -10,15 +10,16 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { until } from '../../testkit/wait.js';
 import { PusherRecorder } from '../support/pusher-recorder.js';
+import { SECRETS } from '../../testkit/secrets.js';
 
 const PUSHER = { BROADCAST_DRIVER: 'pusher', PUSHER_APP_ID: '1', PUSHER_APP_KEY: 'k', PUSHER_APP_SECRET: 's' } as const;
-const load = (env: Record<string, string>) => loadConfig({ CHAT_DATA_DIR: '/tmp/parley-config-test', CHAT_JWT_SECRET: 'j', CHAT_SERVER_KEY: 'k', BROADCAST_APP_ID: '1', BROADCAST_APP_KEY: 'a', BROADCAST_APP_SECRET: 'b', ...env });
+const load = (env: Record<string, string>) => loadConfig({ CHAT_DATA_DIR: '/tmp/parley-config-test', ...SECRETS, ...env });
 
 describe('BROADCAST_DRIVER=pusher configuration', () => {
   test('the app id, key and secret are required, and the error names the missing ones', () => {
     assert.throws(() => load({ BROADCAST_DRIVER: 'pusher', PUSHER_APP_KEY: 'k' }), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      assert.equal(err.message, 'BROADCAST_DRIVER=pusher needs PUSHER_APP_ID, PUSHER_APP_KEY, PUSHER_APP_SECRET (missing: PUSHER_APP_ID, PUSHER_APP_SECRET)');
+      assert.match(err.message, /^BROADCAST_DRIVER=pusher needs PUSHER_APP_ID, PUSHER_APP_KEY, PUSHER_APP_SECRET \(missing: PUSHER_APP_ID, PUSHER_APP_SECRET\)\. Fix: /);
       return true;
     });
   });
@@ -54,7 +55,7 @@ describe('BROADCAST_DRIVER=pusher configuration', () => {
   test('a bad scheme or port is a configuration error', () => {
     assert.throws(() => load({ ...PUSHER, PUSHER_SCHEME: 'ws' }), /PUSHER_SCHEME must be one of https, http, got "ws"/);
     assert.throws(() => load({ ...PUSHER, PUSHER_HOST: 'h', PUSHER_PORT: '70000' }), /PUSHER_PORT must be a port/);
-    assert.throws(() => load({ ...PUSHER, PUSHER_MAX_EVENT_BYTES: '0' }), /PUSHER_MAX_EVENT_BYTES must be at least 1/);
+    assert.throws(() => load({ ...PUSHER, PUSHER_MAX_EVENT_BYTES: '0' }), /PUSHER_MAX_EVENT_BYTES must be an integer ≥ 1 \(bytes\), got "0"/);
   });
 
   test('other drivers need none of it', () => {

@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { isRetryableTransactionError, isStalePlanError, openDatabase } from '../../src/store/database.js';
 import { preparingPool, type PreparingPool } from '../../src/store/prepared.js';
 import { freshPostgres } from '../support/app.js';
+import { SECRETS } from '../../testkit/secrets.js';
 
 interface T {
   t: { id: number; name: string; extra?: string };
@@ -274,11 +275,7 @@ describe('openDatabase and DATABASE_PREPARED_STATEMENTS', () => {
   test('the setting', () => {
     const env = {
       CHAT_DATA_DIR: dataDir,
-      CHAT_JWT_SECRET: 's',
-      CHAT_SERVER_KEY: 'k',
-      BROADCAST_APP_ID: '1',
-      BROADCAST_APP_KEY: 'a',
-      BROADCAST_APP_SECRET: 'b',
+      ...SECRETS,
     };
     assert.equal(loadConfig(env).databasePreparedStatements, true);
     for (const off of ['0', 'false', 'off', 'OFF', 'no']) assert.equal(loadConfig({ ...env, DATABASE_PREPARED_STATEMENTS: off }).databasePreparedStatements, false);
