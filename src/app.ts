@@ -120,7 +120,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       typing,
       presence,
       storage: localDiskStorage(join(config.dataDir, 'attachments')),
-      tokens: createTokenIssuer(config.jwtSecret),
+      tokens: createTokenIssuer(config.jwtSecret, config.jwt),
       channels: {
         async authorize(socketId, channelName, actor) {
           // Recorded before the answer goes out, so the subscribe that follows finds it on any node.

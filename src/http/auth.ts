@@ -1,9 +1,12 @@
-// Who is calling: a user with a JWT (HS256, sub = user id), or the host app's backend with the server key.
+// Who is calling: a user with a JWT (HS256, sub = user id, exp required; iss and aud when configured; a lifetime
+// of at most CHAT_JWT_MAX_TTL_S), or the host app's backend with the server key.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { Actor } from '../chat/context.js';
-import { ChatError } from '../chat/errors.js';
+import { ChatError, invalid } from '../chat/errors.js';
+import type { JwtPolicy } from '../config.js';
+import { settingDefault } from '../config/settings.js';
 import { ensureUser } from '../chat/users.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
@@ -24,34 +27,82 @@ export function parseUserId(sub: unknown): number | null {
 }
 
 export interface TokenIssuer {
+  /** Throws a 422 ChatError (ttl_seconds) when ttlSeconds exceeds the policy's maxTtlSeconds. */
   issue(userId: number, options?: { name?: string; avatarUrl?: string; ttlSeconds?: number }): Promise<{ token: string; expiresAt: Date }>;
 }
 
-export function createTokenIssuer(secret: string): TokenIssuer {
+/** A token's lifetime when none is asked for (or the maximum, if that is shorter). */
+export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 3600;
+
+/** What a policy leaves out is the settings' default: no issuer or audience, CHAT_JWT_MAX_TTL_S's default. */
+function fullPolicy(policy: Partial<JwtPolicy>): JwtPolicy {
+  return { issuer: policy.issuer ?? null, audience: policy.audience ?? null, maxTtlSeconds: policy.maxTtlSeconds ?? settingDefault('CHAT_JWT_MAX_TTL_S') };
+}
+
+/** Tokens as Parley's own verification accepts them: with iat and exp, and iss and aud when the policy names them. */
+export function createTokenIssuer(secret: string, policy: Partial<JwtPolicy> = {}): TokenIssuer {
   const key = new TextEncoder().encode(secret);
+  const { issuer, audience, maxTtlSeconds } = fullPolicy(policy);
   return {
-    async issue(userId, { name, avatarUrl, ttlSeconds = 24 * 3600 } = {}) {
-      const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+    async issue(userId, { name, avatarUrl, ttlSeconds = Math.min(DEFAULT_TOKEN_TTL_SECONDS, maxTtlSeconds) } = {}) {
+      if (ttlSeconds > maxTtlSeconds) {
+        throw invalid('ttl_seconds', `ttl_seconds must be at most ${maxTtlSeconds}, the longest token lifetime this server accepts (CHAT_JWT_MAX_TTL_S).`);
+      }
+      const issuedAt = Math.floor(Date.now() / 1000);
+      const expiresAt = new Date((issuedAt + ttlSeconds) * 1000);
       const claims: Record<string, string> = {};
       if (name !== undefined) claims.name = name;
       if (avatarUrl !== undefined) claims.avatar_url = avatarUrl;
-      const token = await new SignJWT(claims)
+      const jwt = new SignJWT(claims)
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(String(userId))
-        .setIssuedAt()
-        .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-        .sign(key);
-      return { token, expiresAt };
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + ttlSeconds);
+      if (issuer !== null) jwt.setIssuer(issuer);
+      if (audience !== null) jwt.setAudience(audience);
+      return { token: await jwt.sign(key), expiresAt };
     },
   };
+}
+
+/** Clock difference allowed between the token's issuer and this server when exp is compared with now. */
+export const MAX_TTL_CLOCK_SKEW_SECONDS = 60;
+
+/** Why jose refused a token, in words for the 401's message. */
+function refusal(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'The token has expired.';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'exp' && err.reason === 'missing') return 'The token has no exp claim: tokens must expire.';
+    if (err.claim === 'iss') return 'The token\'s iss claim is not the issuer this server expects.';
+    if (err.claim === 'aud') return 'The token\'s aud claim is not the audience this server expects.';
+    if (err.claim === 'nbf') return 'The token is not valid yet (nbf).';
+    return `The token's ${err.claim} claim is not valid.`;
+  }
+  return 'The token is not valid.';
+}
+
+/** A verified payload's lifetime against the maximum: exp - iat, and exp - now (with some clock skew). */
+function checkLifetime(payload: JWTPayload & { exp: number }, maxTtlSeconds: number): void {
+  const now = Math.floor(Date.now() / 1000);
+  const fromIat = typeof payload.iat === 'number' ? payload.exp - payload.iat : 0;
+  if (fromIat > maxTtlSeconds || payload.exp - now > maxTtlSeconds + MAX_TTL_CLOCK_SKEW_SECONDS) {
+    throw new ChatError('unauthenticated', `The token lives longer than this server accepts: at most ${maxTtlSeconds} s from iat (or from now) to exp.`);
+  }
 }
 
 /**
  * An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. A token
  * seen before on this node is not verified again while it has not expired, and its user is not read again
- * while the claims equal the profile last seen (token-cache.ts).
+ * while the claims equal the profile last seen (token-cache.ts). The cache is this authenticator's, so of one
+ * secret and one policy: a token it holds passed exactly these checks, and of them only exp can change its
+ * answer later (the lifetime left, exp - now, only shrinks).
  */
-export function userAuthenticator(secret: string, db: DB, tokens: TokenCache = new TokenCache()) {
+export function userAuthenticator(
+  { jwtSecret: secret, jwt = {} }: { readonly jwtSecret: string; readonly jwt?: Partial<JwtPolicy> },
+  db: DB,
+  tokens: TokenCache = new TokenCache(),
+) {
+  const { issuer, audience, maxTtlSeconds } = fullPolicy(jwt);
   // Imported once: given the raw bytes, jose imports the key again on every request (about 50 µs of CPU each).
   let key: Promise<CryptoKey> | undefined;
   const verifyKey = () =>
@@ -60,17 +111,23 @@ export function userAuthenticator(secret: string, db: DB, tokens: TokenCache = n
   async function verify(token: string): Promise<VerifiedToken> {
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, await verifyKey(), { algorithms: ['HS256'] }));
+      ({ payload } = await jwtVerify(token, await verifyKey(), {
+        algorithms: ['HS256'],
+        requiredClaims: ['exp'],
+        issuer: issuer ?? undefined,
+        audience: audience ?? undefined,
+      }));
     } catch (err) {
-      const expired = err instanceof joseErrors.JWTExpired;
-      throw new ChatError('unauthenticated', expired ? 'The token has expired.' : 'The token is not valid.');
+      throw new ChatError('unauthenticated', refusal(err));
     }
+    // jose has checked that exp is present and a number.
+    const exp = payload.exp!;
+    checkLifetime({ ...payload, exp }, maxTtlSeconds);
     const userId = parseUserId(payload.sub);
     if (userId === null) throw new ChatError('unauthenticated', 'The token has no valid user id in sub.');
     // PostgreSQL text cannot hold U+0000: drop it from the claims rather than fail the request.
     const claim = (value: unknown): string | undefined => (typeof value === 'string' ? value.replaceAll('\u0000', '') : undefined);
-    // jose has checked that exp, when present, is a number.
-    const verified: VerifiedToken = { userId, exp: payload.exp, claims: { name: claim(payload.name), avatar_url: claim(payload.avatar_url) } };
+    const verified: VerifiedToken = { userId, exp, claims: { name: claim(payload.name), avatar_url: claim(payload.avatar_url) } };
     tokens.set(token, verified);
     return verified;
   }

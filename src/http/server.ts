@@ -80,7 +80,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     await api.register(clientRoutes, deps); // no credential: client-config, and the demo sign-in when CHAT_DEMO=1
 
     await api.register(async (users) => {
-      users.addHook('onRequest', userAuthenticator(deps.config.jwtSecret, deps.chat.db));
+      users.addHook('onRequest', userAuthenticator(deps.config, deps.chat.db));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
       for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes]) {
         await users.register(routes, deps);

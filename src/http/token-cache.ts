@@ -18,14 +18,14 @@ export interface TokenClaims {
 
 export interface VerifiedToken {
   readonly userId: number;
-  /** The `exp` claim (seconds since the epoch), or undefined: then jose accepts the token for ever. */
-  readonly exp: number | undefined;
+  /** The `exp` claim (seconds since the epoch); every accepted token has one. */
+  readonly exp: number;
   readonly claims: TokenClaims;
 }
 
 /** Is a verified token still accepted now? jose's own test: rejected once exp <= floor(now in seconds). */
 export function stillValid(token: VerifiedToken, nowMs: number = Date.now()): boolean {
-  return token.exp === undefined || !(token.exp <= Math.floor(nowMs / 1000));
+  return !(token.exp <= Math.floor(nowMs / 1000));
 }
 
 /** Verified tokens of one authenticator (one secret). */

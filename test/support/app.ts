@@ -53,7 +53,7 @@ export async function startTestApp(options: { database?: DatabaseKind; env?: Rec
   const port = await app.listen();
   const baseUrl = `http://127.0.0.1:${port}`;
   const api = `${baseUrl}/api/chat/v1`;
-  const issuer = createTokenIssuer(config.jwtSecret);
+  const issuer = createTokenIssuer(config.jwtSecret, config.jwt);
   const tokens = new Map<number, string>();
 
   async function token(userId: number, name = `User ${userId}`): Promise<string> {

@@ -37,7 +37,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
     const { user_id: userId, name } = request.body;
     // Known at once, so others can start a conversation with this user before their first request.
     await upsertUser(chat.db, userId, { name: name.trim() });
-    const { token, expiresAt } = await tokens.issue(userId, { name: name.trim(), ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+    const { token, expiresAt } = await tokens.issue(userId, { name: name.trim(), ttlSeconds: Math.min(DEMO_TOKEN_TTL_SECONDS, config.jwt.maxTtlSeconds) });
     return reply.status(201).send({ token, expires_at: expiresAt.toISOString() });
   });
 };
