@@ -67,7 +67,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  await app.register(opsRoutes, { metrics: deps.metrics, checks: deps.readiness });
+  await app.register(opsRoutes, { metrics: deps.metrics, checks: deps.readiness, metricsToken: deps.config.metricsToken });
   if (deps.pusherApi) {
     // The Pusher HTTP API at /apps/{app_id}/..., as on Pusher, for the host app's server SDK.
     const { appId, appKey, appSecret, maxEventBytes, maxApiBodyBytes } = deps.config.broadcast;
