@@ -1,10 +1,10 @@
 // The inbox, a single conversation, and find-or-create of direct conversations.
-import type { DomainEvent } from '../events/catalog.js';
 import { findDirect, inboxPage, insertDirect } from '../store/conversations.js';
 import { lockUsers } from '../store/locks.js';
-import { conversationResource, loadSharedConversations } from '../store/read-model.js';
+import { setMute } from '../store/participants.js';
+import { conversationView, loadSharedConversations } from '../store/read-model.js';
 import { inTransaction } from '../store/transaction.js';
-import type { ConversationResource } from './resources.js';
+import type { ConversationView } from './resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
@@ -28,23 +28,24 @@ function decodeCursor(cursor: string): { at: Date; id: number } {
 }
 
 /** The user's conversations, newest activity first: four queries whatever the page size. */
-export async function listInbox(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<ConversationResource>> {
+export async function listInbox(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<ConversationView>> {
   const after = options.cursor ? decodeCursor(options.cursor) : undefined;
   const rows = await inboxPage(ctx.db, actor.userId, { after, limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   const shared = await loadSharedConversations(ctx.db, page.map((r) => r.id));
   const last = page.at(-1);
   return {
-    data: page.map((row) => conversationResource(shared.get(row.id)!, row)),
+    data: page.map((row) => conversationView(shared.get(row.id)!, row)),
     next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_activity_at, last.id) : null,
   };
 }
 
-export async function getConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationResource> {
+/** One conversation as the actor sees it (the HTTP API's ConversationResource). */
+export async function getConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationView> {
   const { participant } = await requireParticipant(ctx.db, conversationId, actor.userId);
   const shared = (await loadSharedConversations(ctx.db, [conversationId])).get(conversationId);
   if (!shared) throw notFound('Conversation');
-  return conversationResource(shared, participant);
+  return conversationView(shared, participant);
 }
 
 /**
@@ -55,7 +56,7 @@ export async function openDirect(
   ctx: ChatContext,
   actor: Actor,
   otherUserId: number,
-): Promise<{ conversation: ConversationResource; created: boolean }> {
+): Promise<{ conversation: ConversationView; created: boolean }> {
   if (otherUserId === actor.userId) throw invalid('user_id', 'A direct conversation needs another user.');
   const { id, created } = await inTransaction(ctx.db, async (trx) => {
     const found = await lockUsers(trx, [actor.userId, otherUserId]);
@@ -66,14 +67,23 @@ export async function openDirect(
     return createdId !== null ? { id: createdId, created: true } : { id: (await findDirect(trx, actor.userId, otherUserId))!, created: false };
   });
 
-  let events: DomainEvent[] = [];
-  if (created) {
-    events = await inboxEvents(ctx.db, id);
-    await ctx.broadcaster.dispatch(events, actor.socketId);
-  }
-  const own = events.find((e) => e.to[0] === actor.userId);
-  return {
-    conversation: own ? (own.payload as ConversationResource) : await getConversation(ctx, actor, id),
-    created,
-  };
+  if (created) await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, id), actor.socketId);
+  return { conversation: await getConversation(ctx, actor, id), created };
+}
+
+/**
+ * Mutes the conversation for the actor until a time, or until unmuted (`until` null). Muting silences
+ * notifications only: the conversation, its unread counts and its events are as before.
+ */
+export async function muteConversation(ctx: ChatContext, actor: Actor, conversationId: number, until: Date | null): Promise<ConversationView> {
+  if (until !== null && until.getTime() <= Date.now()) throw invalid('until', 'A mute ends in the future; give null to mute until unmuted.');
+  await requireParticipant(ctx.db, conversationId, actor.userId);
+  await setMute(ctx.db, conversationId, actor.userId, { muted: true, until });
+  return getConversation(ctx, actor, conversationId);
+}
+
+export async function unmuteConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationView> {
+  await requireParticipant(ctx.db, conversationId, actor.userId);
+  await setMute(ctx.db, conversationId, actor.userId, { muted: false, until: null });
+  return getConversation(ctx, actor, conversationId);
 }

@@ -14,7 +14,8 @@ import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { inboxEvents } from './inbox.js';
-import type { ConversationResource } from './resources.js';
+import { getConversation } from './conversations.js';
+import type { ConversationView } from './resources.js';
 
 export interface GroupInput {
   readonly name?: string;
@@ -62,14 +63,12 @@ async function participantsChanged(
   });
 }
 
-const ownView = (events: DomainEvent[], userId: number): ConversationResource =>
-  events.find((e) => e.name === 'ConversationInboxUpdated' && e.to[0] === userId)!.payload as ConversationResource;
 
 export async function createGroup(
   ctx: ChatContext,
   actor: Actor,
   input: { name: string; user_ids: readonly number[]; avatar_url?: string | null },
-): Promise<ConversationResource> {
+): Promise<ConversationView> {
   const name = groupName(input.name);
   const others = [...new Set(input.user_ids)].filter((id) => id !== actor.userId);
   checkSize(ctx, others.length + 1);
@@ -77,12 +76,11 @@ export async function createGroup(
   const id = await inTransaction(ctx.db, (trx) =>
     insertGroup(trx, { name, avatar_url: input.avatar_url ?? null, ownerId: actor.userId, memberIds: others }, new Date()),
   );
-  const events = await inboxEvents(ctx.db, id);
-  await ctx.broadcaster.dispatch(events, actor.socketId);
-  return ownView(events, actor.userId);
+  await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, id), actor.socketId);
+  return getConversation(ctx, actor, id);
 }
 
-export async function updateGroup(ctx: ChatContext, actor: Actor, groupId: number, input: GroupInput): Promise<ConversationResource> {
+export async function updateGroup(ctx: ChatContext, actor: Actor, groupId: number, input: GroupInput): Promise<ConversationView> {
   const changes: { name?: string; avatar_url?: string | null } = {};
   if (input.name !== undefined) changes.name = groupName(input.name);
   if (input.avatar_url !== undefined) changes.avatar_url = input.avatar_url;
@@ -90,12 +88,11 @@ export async function updateGroup(ctx: ChatContext, actor: Actor, groupId: numbe
     await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     await updateSettings(trx, groupId, changes, new Date());
   });
-  const events = await inboxEvents(ctx.db, groupId);
-  await ctx.broadcaster.dispatch(events, actor.socketId);
-  return ownView(events, actor.userId);
+  await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, groupId), actor.socketId);
+  return getConversation(ctx, actor, groupId);
 }
 
-export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: number, userIds: readonly number[]): Promise<ConversationResource> {
+export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: number, userIds: readonly number[]): Promise<ConversationView> {
   const wanted = [...new Set(userIds)];
   if (wanted.length === 0) throw invalid('user_ids', 'Name at least one user.');
   await requireUsers(ctx.db, wanted);
@@ -112,7 +109,7 @@ export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: n
   if (added.length > 0) {
     await ctx.broadcaster.dispatch([await participantsChanged(ctx.db, groupId, 'added', actor.userId, added), ...inbox], actor.socketId);
   }
-  return ownView(inbox, actor.userId);
+  return getConversation(ctx, actor, groupId);
 }
 
 export async function removeParticipant(ctx: ChatContext, actor: Actor, groupId: number, userId: number): Promise<void> {

@@ -28,7 +28,7 @@ const READER_FIELDS = '"unread_count":0,"last_read_at":null,';
  * exactly JSON.stringify(conversationResource(shared, state)). Undefined when the layout is not as expected.
  */
 export function readerEncoder(shared: SharedConversation): ((state: ReaderState) => string) | undefined {
-  const template = JSON.stringify(conversationResource(shared, { user_id: 0, unread_count: 0, last_read_at: null }));
+  const template = JSON.stringify(conversationResource(shared, { unread_count: 0, last_read_at: null }));
   const at = template.indexOf(READER_FIELDS);
   // Inside a string value every quote is escaped, so the fields can occur once only, at the top level.
   if (at === -1 || template.indexOf(READER_FIELDS, at + 1) !== -1) return undefined;

@@ -16,7 +16,7 @@ import {
   type WrittenMessages,
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
-import { loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
+import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
 import { inTransaction, retrying } from '../store/transaction.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
@@ -24,14 +24,18 @@ import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxEvents, inboxUpdates } from './inbox.js';
-import type { MessageResource } from './resources.js';
+import type { HistoryItem, MessageResource } from './resources.js';
 
 export interface SendInput {
   readonly body?: string | null;
   readonly attachment_id?: number | null;
   readonly reply_to_id?: number | null;
   readonly client_message_id?: string | null;
+  readonly mentioned_user_ids?: readonly number[] | null;
 }
+
+/** The most users one message may mention. */
+export const MAX_MENTIONS = 50;
 
 export interface SendResult {
   readonly message: MessageResource;
@@ -65,7 +69,7 @@ export async function listMessages(
   actor: Actor,
   conversationId: number,
   options: { before?: number; after?: number; limit: number },
-): Promise<Page<MessageResource>> {
+): Promise<Page<HistoryItem>> {
   await requireParticipant(ctx.db, conversationId, actor.userId);
   if (options.before !== undefined && options.after !== undefined) {
     throw invalid('after', 'Give before or after, not both.');
@@ -74,7 +78,7 @@ export async function listMessages(
   // Either way the page is newest first, and next_cursor is the id to pass again as the same parameter.
   const ids = await pageMessageIds(ctx.db, conversationId, { ...options, limit: options.limit + 1 });
   const page = ids.slice(0, options.limit);
-  const messages = await loadMessages(ctx.db, page);
+  const messages = await loadHistoryItems(ctx.db, page);
   const data = page.map((id) => messages.get(id)!).sort((a, b) => b.id - a.id);
   const more = ids.length > options.limit;
   return { data, next_cursor: more ? String(page.at(-1)) : null };
@@ -84,6 +88,8 @@ export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId
   ctx.rateLimiter.consume('send', actor.userId);
   const body = normalizeBody(ctx, input.body);
   if (body === null && input.attachment_id == null) throw invalid('body', 'A message needs a body or an attachment.');
+  const mentioned = [...new Set(input.mentioned_user_ids ?? [])];
+  if (mentioned.length > MAX_MENTIONS) throw invalid('mentioned_user_ids', `A message may mention at most ${MAX_MENTIONS} users.`);
   const draft: MessageDraft = {
     conversation_id: conversationId,
     sender_id: actor.userId,
@@ -94,6 +100,7 @@ export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId
     forwarded_from_conversation_id: null,
     forwarded_from_sender_id: null,
     client_message_id: input.client_message_id ?? null,
+    mentioned_user_ids: mentioned,
   };
   return ctx.sends.submit(conversationId, { actor, draft });
 }
@@ -114,6 +121,8 @@ function refusal(result: DraftResult): ChatError {
       return invalid('attachment_id', 'No attachment with this id was uploaded by you.');
     case 'reply_not_here':
       return invalid('reply_to_id', 'The message replied to is not in this conversation.');
+    case 'mention_not_participant':
+      return invalid('mentioned_user_ids', 'Every mentioned user must be a participant of the conversation.');
     default:
       return new ChatError('conflict', `The message could not be written (${result.outcome}).`);
   }
@@ -217,7 +226,13 @@ async function announceWritten(
     const { conversation_id: conversationId, sender_id: senderId } = drafts[i]!;
     const states = current.get(conversationId) ?? [];
     statesAt.set(i, states);
-    current.set(conversationId, states.map((s) => (s.user_id === senderId ? s : { ...s, unread_count: s.unread_count - 1 })));
+    const mentioned = new Set(written.mentions.get(written.results[i]!.id!));
+    current.set(
+      conversationId,
+      states.map((s) =>
+        s.user_id === senderId ? s : { ...s, unread_count: s.unread_count - 1, unread_mention_count: s.unread_mention_count - (mentioned.has(s.user_id) ? 1 : 0) },
+      ),
+    );
   }
 
   const dispatches: Promise<void>[] = [];
@@ -319,6 +334,7 @@ export async function forwardMessage(
       forwarded_from_conversation_id: origin.conversation_id,
       forwarded_from_sender_id: origin.sender_id,
       client_message_id: null,
+      mentioned_user_ids: [],
     }));
     const written = await writeMessages(trx, drafts, now);
     const refused = written.results.find((r) => r.outcome !== 'written');

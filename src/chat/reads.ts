@@ -4,13 +4,14 @@
 import { event } from '../events/catalog.js';
 import { lockConversation } from '../store/locks.js';
 import { countUnread, latestMessageId, messageInConversation } from '../store/messages.js';
-import { setReadPosition } from '../store/participants.js';
+import { readPositions, setReadPosition } from '../store/participants.js';
 import { inTransaction } from '../store/transaction.js';
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid } from './errors.js';
 import { inboxEvents } from './inbox.js';
-import { iso } from './resources.js';
+import type { Page } from './conversations.js';
+import { iso, isoOrNull } from './resources.js';
 
 export async function markRead(
   ctx: ChatContext,
@@ -31,8 +32,8 @@ export async function markRead(
     }
     const position = Math.max(target, participant.last_read_message_id);
     // Only the messages after the new position are counted, never the whole history.
-    const unreadCount = await countUnread(trx, conversationId, actor.userId, position);
-    const reader = await setReadPosition(trx, conversationId, actor.userId, { messageId: position, at: readAt, unreadCount });
+    const { unread, mentions } = await countUnread(trx, conversationId, actor.userId, position);
+    const reader = await setReadPosition(trx, conversationId, actor.userId, { messageId: position, at: readAt, unreadCount: unread, unreadMentionCount: mentions });
     return { reader, position };
   });
 
@@ -42,4 +43,28 @@ export async function markRead(
     actor.socketId,
   );
   return { ...payload, last_read_message_id: position };
+}
+
+/** One participant's read position: the last message they read (0: none yet) and when they last marked read. */
+export interface ReadPosition {
+  readonly user_id: number;
+  readonly last_read_message_id: number;
+  readonly last_read_at: string | null;
+}
+
+/**
+ * Every participant's read position (the caller's included), paged by ascending user id: next_cursor is the
+ * last user id of the page, passed back as cursor. Lets a client show "Seen by" again after a reload.
+ */
+export async function listReadPositions(
+  ctx: ChatContext,
+  actor: Actor,
+  conversationId: number,
+  options: { cursor?: number; limit: number },
+): Promise<Page<ReadPosition>> {
+  await requireParticipant(ctx.db, conversationId, actor.userId);
+  const rows = await readPositions(ctx.db, conversationId, { afterUserId: options.cursor, limit: options.limit + 1 });
+  const page = rows.slice(0, options.limit);
+  const data = page.map((r) => ({ user_id: r.user_id, last_read_message_id: r.last_read_message_id, last_read_at: isoOrNull(r.last_read_at) }));
+  return { data, next_cursor: rows.length > options.limit ? String(page.at(-1)!.user_id) : null };
 }

@@ -36,6 +36,28 @@ export const MessageResource = Type.Object(
   });
 export type MessageResource = Static<typeof MessageResource>;
 
+/** One emoji's reactions to a message: how many, and the latest users (at most 10). */
+export const ReactionSummary = Type.Object({ emoji: Type.String(), count: Type.Integer(), user_ids: Type.Array(Id) });
+export type ReactionSummary = Static<typeof ReactionSummary>;
+
+/** A message as history lists it (v1.1): the MessageResource plus its reactions and the users it mentions. */
+export const HistoryItem = Type.Object({
+  ...MessageResource.properties,
+  reactions: Type.Array(ReactionSummary),
+  mentioned_user_ids: Type.Array(Id),
+});
+export type HistoryItem = Static<typeof HistoryItem>;
+
+/** A message's reactions as PUT and DELETE /messages/{id}/reactions/{emoji} answer (v1.1). */
+export const MessageReactions = Type.Object({ message_id: Id, reactions: Type.Array(ReactionSummary) });
+
+/** A participant's read position (v1.1): the last message read (0: none yet) and when it was marked read. */
+export const ReadPositionResource = Type.Object({
+  user_id: Id,
+  last_read_message_id: Type.Integer({ minimum: 0 }),
+  last_read_at: Nullable(Timestamp),
+});
+
 export const ParticipantResource = Type.Object(
   {
     id: Id,
@@ -60,6 +82,18 @@ export const ConversationResource = Type.Object(
     updated_at: Timestamp,
   });
 export type ConversationResource = Static<typeof ConversationResource>;
+
+/**
+ * The ConversationResource of the HTTP API (v1.1): v1's keys (InboxUpdated carries exactly those), plus the
+ * unread messages that mention the caller and the caller's mute (muted_until null with muted true: until unmuted).
+ */
+export const ConversationView = Type.Object({
+  ...ConversationResource.properties,
+  unread_mention_count: Type.Integer(),
+  muted: Type.Boolean(),
+  muted_until: Nullable(Timestamp),
+});
+export type ConversationView = Static<typeof ConversationView>;
 
 export const PresenceResource = Type.Object({
   user_id: Id,

@@ -77,7 +77,7 @@ export async function inboxPage(db: DB, userId: number, options: { after?: { at:
   let query = db
     .selectFrom('participants as p')
     .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
-    .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at'])
+    .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at', 'p.unread_mention_count', 'p.muted', 'p.muted_until'])
     .where('p.user_id', '=', userId)
     .orderBy('c.last_activity_at', 'desc')
     .orderBy('c.id', 'desc')

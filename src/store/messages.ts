@@ -17,15 +17,17 @@ export interface MessageDraft {
   readonly forwarded_from_conversation_id: number | null;
   readonly forwarded_from_sender_id: number | null;
   readonly client_message_id: string | null;
+  /** Participants the message mentions (checked: each must be a participant). */
+  readonly mentioned_user_ids: readonly number[];
 }
 
 /**
  * What became of a draft, in the order the rules are checked: the sender is not a participant; the sender's
  * client_message_id was used in this conversation already; messaging is blocked (a direct conversation where
  * either side blocked the other); the attachment is not the sender's own upload (forwards carry another's);
- * the message replied to is not a visible message of this conversation.
+ * the message replied to is not a visible message of this conversation; a mentioned user is not a participant.
  */
-export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here'] as const;
+export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'mention_not_participant'] as const;
 export type DraftOutcome = (typeof DRAFT_OUTCOMES)[number];
 
 export interface DraftResult {
@@ -47,6 +49,8 @@ export interface WrittenMessages {
   readonly readers: Map<number, ReaderState[]>;
   /** The participant previews of the conversations that received messages (their inbox entries show them). */
   readonly previews: Map<number, ParticipantResource[]>;
+  /** The users each written message mentions (by message id; the sender excluded). */
+  readonly mentions: Map<number, number[]>;
 }
 
 type JsonTime = string | null;
@@ -67,7 +71,8 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
     written: {
       results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
       conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
-      readers: { c: number; u: number; n: number; r: JsonTime }[];
+      readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
+      mentions: { m: number; u: number }[];
       previews: PreviewRow[];
     };
   }>`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`.execute(db);
@@ -89,9 +94,11 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
   for (const r of written.readers) {
     let list = readers.get(r.c);
     if (list === undefined) readers.set(r.c, (list = []));
-    list.push({ user_id: r.u, unread_count: r.n, last_read_at: toDate(r.r) });
+    list.push({ user_id: r.u, unread_count: r.n, last_read_at: toDate(r.r), unread_mention_count: r.m, muted: r.mu, muted_until: toDate(r.mt) });
   }
-  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), written.previews) };
+  const mentions = new Map<number, number[]>();
+  for (const { m, u } of written.mentions) mentions.set(m, [...(mentions.get(m) ?? []), u]);
+  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), written.previews), mentions };
 }
 
 export async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {
@@ -164,9 +171,14 @@ export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversa
     .where('id', '=', message.conversation_id)
     .where('last_message_id', '=', message.id)
     .execute();
+  // Whoever had not read it has one unread message fewer, and one unread mention fewer if it mentioned them.
   await db
     .updateTable('participants')
-    .set({ unread_count: sql`unread_count - 1` })
+    .set({
+      unread_count: sql`greatest(unread_count - 1, 0)`,
+      unread_mention_count: sql`greatest(unread_mention_count - case when exists (
+        select 1 from message_mentions mm where mm.message_id = ${message.id} and mm.user_id = participants.user_id) then 1 else 0 end, 0)`,
+    })
     .where('conversation_id', '=', message.conversation_id)
     .where('user_id', '<>', message.sender_id)
     .where('last_read_message_id', '<', message.id)
@@ -190,15 +202,16 @@ export async function messageInConversation(db: DB, conversationId: number, mess
   return row !== undefined;
 }
 
-/** Visible messages after a read position that others sent: a reader's unread count, recounted. */
-export async function countUnread(db: DB, conversationId: number, userId: number, afterId: number): Promise<number> {
+/** Visible messages after a read position that others sent, and those of them that mention the reader: a reader's unread counts, recounted. */
+export async function countUnread(db: DB, conversationId: number, userId: number, afterId: number): Promise<{ unread: number; mentions: number }> {
   const row = await db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('conversation_id', '=', conversationId)
-    .where('id', '>', afterId)
-    .where('sender_id', '<>', userId)
-    .where('deleted_at', 'is', null)
+    .selectFrom('messages as m')
+    .leftJoin('message_mentions as mm', (join) => join.onRef('mm.message_id', '=', 'm.id').on('mm.user_id', '=', userId))
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.count<number>('mm.user_id').as('mentions')])
+    .where('m.conversation_id', '=', conversationId)
+    .where('m.id', '>', afterId)
+    .where('m.sender_id', '<>', userId)
+    .where('m.deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return { unread: Number(row.n), mentions: Number(row.mentions) };
 }

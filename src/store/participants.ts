@@ -1,7 +1,7 @@
 // Participants: memberships, roles and read positions. Written under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import type { ReaderState } from './read-model.js';
+import { READER_COLUMNS, type ReaderState } from './read-model.js';
 import type { Conversation, Participant, Role } from './schema.js';
 
 export interface Membership {
@@ -15,15 +15,18 @@ export async function findMembership(db: DB, conversationId: number, userId: num
     .selectFrom('participants as p')
     .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
     .selectAll('c')
-    .select(['p.role', 'p.joined_at', 'p.last_read_message_id', 'p.last_read_at', 'p.unread_count'])
+    .select(['p.role', 'p.joined_at', 'p.last_read_message_id', 'p.last_read_at', 'p.unread_count', 'p.unread_mention_count', 'p.muted', 'p.muted_until'])
     .where('p.conversation_id', '=', conversationId)
     .where('p.user_id', '=', userId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { role, joined_at, last_read_message_id, last_read_at, unread_count, ...conversation } = row;
+  const { role, joined_at, last_read_message_id, last_read_at, unread_count, unread_mention_count, muted, muted_until, ...conversation } = row;
   return {
     conversation,
-    participant: { conversation_id: conversationId, user_id: userId, role, joined_at, last_read_message_id, last_read_at, unread_count },
+    participant: {
+      conversation_id: conversationId, user_id: userId, role, joined_at, last_read_message_id, last_read_at, unread_count,
+      unread_mention_count, muted, muted_until,
+    },
   };
 }
 
@@ -108,27 +111,42 @@ export async function heirOf(db: DB, conversationId: number): Promise<number | n
   return row?.user_id ?? null;
 }
 
-/** Moves a reader's position and sets its recounted unread count. */
+/** Moves a reader's position and sets its recounted unread counts. */
 export async function setReadPosition(
   db: DB,
   conversationId: number,
   userId: number,
-  position: { messageId: number; at: Date; unreadCount: number },
+  position: { messageId: number; at: Date; unreadCount: number; unreadMentionCount: number },
 ): Promise<ReaderState> {
   return db
     .updateTable('participants')
-    .set({ last_read_message_id: position.messageId, last_read_at: position.at, unread_count: position.unreadCount })
+    .set({
+      last_read_message_id: position.messageId,
+      last_read_at: position.at,
+      unread_count: position.unreadCount,
+      unread_mention_count: position.unreadMentionCount,
+    })
     .where('conversation_id', '=', conversationId)
     .where('user_id', '=', userId)
-    .returning(['user_id', 'unread_count', 'last_read_at'])
+    .returning([...READER_COLUMNS])
     .executeTakeFirstOrThrow();
+}
+
+/** Sets a participant's mute: until `until`, until unmuted (null), or off. */
+export async function setMute(db: DB, conversationId: number, userId: number, mute: { muted: boolean; until: Date | null }): Promise<void> {
+  await db
+    .updateTable('participants')
+    .set({ muted: mute.muted, muted_until: mute.muted ? mute.until : null })
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '=', userId)
+    .execute();
 }
 
 /** Read states of a conversation's participants (all, or the given users). */
 export async function readerStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
   let query = db
     .selectFrom('participants')
-    .select(['user_id', 'unread_count', 'last_read_at'])
+    .select([...READER_COLUMNS])
     .where('conversation_id', '=', conversationId);
   if (userIds) {
     if (userIds.length === 0) return [];
@@ -148,4 +166,21 @@ export async function contactsOf(db: DB, userId: number): Promise<number[]> {
     .where('theirs.user_id', '<>', userId)
     .execute();
   return rows.map((r) => r.user_id);
+}
+
+/** A participant's read position, as GET /conversations/{id}/reads lists it. */
+export interface ReadPositionRow {
+  readonly user_id: number;
+  readonly last_read_message_id: number;
+  readonly last_read_at: Date | null;
+}
+
+/** A page of a conversation's read positions, by ascending user id after `afterUserId` (the primary key's order). */
+export async function readPositions(db: DB, conversationId: number, page: { afterUserId?: number; limit: number }): Promise<ReadPositionRow[]> {
+  let query = db
+    .selectFrom('participants')
+    .select(['user_id', 'last_read_message_id', 'last_read_at'])
+    .where('conversation_id', '=', conversationId);
+  if (page.afterUserId !== undefined) query = query.where('user_id', '>', page.afterUserId);
+  return query.orderBy('user_id').limit(page.limit).execute();
 }

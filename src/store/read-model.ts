@@ -1,12 +1,15 @@
 // The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
 import { sql } from 'kysely';
 import type { DB } from './database.js';
+import { mentionedUsers, reactionSummaries } from './reactions.js';
 import type { Conversation, Role } from './schema.js';
 import {
   iso,
   isoOrNull,
   type AttachmentResource,
   type ConversationResource,
+  type ConversationView,
+  type HistoryItem,
   type MessageResource,
   type ParticipantResource,
   type UserResource,
@@ -94,6 +97,14 @@ export function plainMessage(id: number, conversationId: number, body: string | 
   };
 }
 
+/** Messages by id as history lists them: the MessageResource with reactions and mentions (three queries). */
+export async function loadHistoryItems(db: DB, ids: readonly number[]): Promise<Map<number, HistoryItem>> {
+  const [messages, reactions, mentions] = await Promise.all([loadMessages(db, ids), reactionSummaries(db, ids), mentionedUsers(db, ids)]);
+  const items = new Map<number, HistoryItem>();
+  for (const [id, message] of messages) items.set(id, { ...message, reactions: reactions.get(id) ?? [], mentioned_user_ids: mentions.get(id) ?? [] });
+  return items;
+}
+
 export async function loadMessage(db: DB, id: number): Promise<MessageResource> {
   const message = (await loadMessages(db, [id])).get(id);
   if (!message) throw new Error(`message ${id} vanished`);
@@ -118,9 +129,19 @@ export interface ReaderState {
   readonly user_id: number;
   readonly unread_count: number;
   readonly last_read_at: Date | null;
+  readonly unread_mention_count: number;
+  readonly muted: boolean;
+  readonly muted_until: Date | null;
 }
 
-export function conversationResource(shared: SharedConversation, reader: ReaderState): ConversationResource {
+/** The participant columns a ReaderState is read from. */
+export const READER_COLUMNS = ['user_id', 'unread_count', 'last_read_at', 'unread_mention_count', 'muted', 'muted_until'] as const;
+
+/**
+ * The ConversationResource as InboxUpdated carries it: exactly the keys of API v1 (the event's payload keys
+ * never change). The HTTP API answers with conversationView, which adds the keys of later versions.
+ */
+export function conversationResource(shared: SharedConversation, reader: Pick<ReaderState, 'unread_count' | 'last_read_at'>): ConversationResource {
   return {
     id: shared.id,
     type: shared.type,
@@ -194,4 +215,20 @@ export async function loadSharedConversations(db: DB, ids: readonly number[]): P
 
 export async function loadShared(db: DB, id: number): Promise<SharedConversation | undefined> {
   return (await loadSharedConversations(db, [id])).get(id);
+}
+
+/** Whether a participant's mute holds at `now` (a mute with an end in the past is over). */
+export function mutedAt(reader: Pick<ReaderState, 'muted' | 'muted_until'>, now: Date = new Date()): boolean {
+  return reader.muted && (reader.muted_until === null || reader.muted_until > now);
+}
+
+/** The ConversationResource as the HTTP API answers it: v1's keys, plus unread_mention_count and the mute. */
+export function conversationView(shared: SharedConversation, reader: ReaderState, now: Date = new Date()): ConversationView {
+  const muted = mutedAt(reader, now);
+  return {
+    ...conversationResource(shared, reader),
+    unread_mention_count: reader.unread_mention_count,
+    muted,
+    muted_until: muted ? isoOrNull(reader.muted_until) : null,
+  };
 }

@@ -44,6 +44,11 @@ export interface ParticipantsTable {
   last_read_at: NullableTimestamp;
   /** Messages after the read position, sent by others, not deleted: kept by every write so reads never count. */
   unread_count: ColumnType<number, number | undefined, number>;
+  /** Of those, the messages that mention this participant: kept the same way. */
+  unread_mention_count: ColumnType<number, number | undefined, number>;
+  /** Muted (notifications only): until muted_until, or until unmuted when muted_until is null. */
+  muted: ColumnType<boolean, boolean | undefined, boolean>;
+  muted_until: NullableTimestamp;
 }
 
 export interface MessagesTable {
@@ -72,6 +77,19 @@ export interface AttachmentsTable {
   created_at: CreatedAt;
 }
 
+export interface MessageMentionsTable {
+  message_id: number;
+  user_id: number;
+}
+
+export interface MessageReactionsTable {
+  message_id: number;
+  user_id: number;
+  /** One emoji, or a short name such as `thumbs_up`. */
+  emoji: string;
+  created_at: CreatedAt;
+}
+
 export interface BlocksTable {
   blocker_id: number;
   blocked_id: number;
@@ -85,6 +103,8 @@ export interface Schema {
   messages: MessagesTable;
   attachments: AttachmentsTable;
   blocks: BlocksTable;
+  message_mentions: MessageMentionsTable;
+  message_reactions: MessageReactionsTable;
 }
 
 export type User = Selectable<UsersTable>;

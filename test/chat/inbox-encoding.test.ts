@@ -24,10 +24,11 @@ function shared(body: string | null): SharedConversation {
   };
 }
 
+const own = { unread_mention_count: 0, muted: false, muted_until: null };
 const readers: ReaderState[] = [
-  { user_id: 7, unread_count: 0, last_read_at: new Date('2026-01-02T03:04:05.006Z') },
-  { user_id: 8, unread_count: 12, last_read_at: null },
-  { user_id: 9, unread_count: 1_000_000, last_read_at: new Date(0) },
+  { user_id: 7, unread_count: 0, last_read_at: new Date('2026-01-02T03:04:05.006Z'), ...own },
+  { user_id: 8, unread_count: 12, last_read_at: null, ...own, unread_mention_count: 3, muted: true },
+  { user_id: 9, unread_count: 1_000_000, last_read_at: new Date(0), ...own },
 ];
 
 test('each reader’s InboxUpdated JSON is exactly JSON.stringify of its ConversationResource', () => {

@@ -16,10 +16,15 @@ export const MESSAGE_KEYS = ['attachment', 'body', 'conversation_id', 'created_a
 export const REPLY_KEYS = ['body', 'deleted', 'id', 'sender'];
 export const FORWARDED_KEYS = ['conversation_id', 'message_id', 'sender'];
 export const PARTICIPANT_KEYS = ['avatar_url', 'id', 'name', 'role'];
-export const CONVERSATION_KEYS = [
+/** The ConversationResource as InboxUpdated carries it (v1's keys, never more). */
+export const CONVERSATION_EVENT_KEYS = [
   'avatar_url', 'created_at', 'id', 'last_message', 'last_read_at', 'name', 'participant_count',
   'participants_preview', 'type', 'unread_count', 'updated_at',
 ];
+/** The ConversationResource of the HTTP API (v1.1): v1's keys plus the caller's mention count and mute. */
+export const CONVERSATION_KEYS = [...CONVERSATION_EVENT_KEYS, 'muted', 'muted_until', 'unread_mention_count'];
+/** A history item (v1.1): the MessageResource plus its reactions and mentions. */
+export const HISTORY_ITEM_KEYS = [...MESSAGE_KEYS, 'mentioned_user_ids', 'reactions'];
 export const PRESENCE_KEYS = ['is_online', 'last_seen_at', 'user_id'];
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-20T09:30:00.000Z */
@@ -45,6 +50,15 @@ export function assertMessage(message: any): void {
   }
   assert.match(message.created_at, ISO_UTC);
   if (message.edited_at !== null) assert.match(message.edited_at, ISO_UTC);
+}
+
+/** A history item: the MessageResource's keys and shapes, plus reactions and mentioned_user_ids. */
+export function assertHistoryItem(item: any): void {
+  assertKeys(item, HISTORY_ITEM_KEYS, 'history item');
+  const { reactions, mentioned_user_ids, ...message } = item;
+  assertMessage(message);
+  assert.ok(Array.isArray(reactions) && Array.isArray(mentioned_user_ids));
+  for (const r of reactions) assertKeys(r, ['count', 'emoji', 'user_ids'], 'reaction');
 }
 
 /** A ConversationResource with exactly the contract's keys and nested shapes. */

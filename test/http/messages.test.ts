@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import {
   assertError,
+  assertHistoryItem,
   assertMessage,
   conversation,
   direct,
@@ -148,7 +149,7 @@ for (const database of DATABASES) {
         const all = await history(app, a, id);
         assert.deepEqual(all.data.map((m) => m.id), [...ids].reverse());
         assert.equal(all.meta.next_cursor, null);
-        all.data.forEach(assertMessage);
+        all.data.forEach(assertHistoryItem);
 
         const page1 = await history(app, a, id, '?limit=2');
         assert.deepEqual(page1.data.map((m) => m.body), ['m5', 'm4']);
@@ -210,7 +211,7 @@ for (const database of DATABASES) {
         assertMessage(res.body.data);
         assert.deepEqual({ ...res.body.data, edited_at: null }, { ...message, body: 'the typo' });
         assert.match(res.body.data.edited_at, ISO_UTC);
-        assert.deepEqual((await history(app, b, id)).data[0], res.body.data);
+        assert.deepEqual((await history(app, b, id)).data[0], { ...res.body.data, reactions: [], mentioned_user_ids: [] });
         assert.deepEqual((await conversation(app, b, id)).last_message, res.body.data);
       });
 

@@ -15,6 +15,8 @@ const OPERATIONS: [string, string][] = [
   ['post', '/conversations/{id}/messages'],
   ['post', '/conversations/{id}/read'],
   ['post', '/conversations/{id}/typing'],
+  ['put', '/conversations/{id}/mute'],
+  ['delete', '/conversations/{id}/mute'],
   ['patch', '/messages/{id}'],
   ['delete', '/messages/{id}'],
   ['post', '/messages/{id}/forward'],

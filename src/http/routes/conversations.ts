@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { getConversation, listInbox, openDirect } from '../../chat/conversations.js';
+import { getConversation, listInbox, muteConversation, openDirect, unmuteConversation } from '../../chat/conversations.js';
 import { listMessages, sendMessage } from '../../chat/messages.js';
-import { markRead } from '../../chat/reads.js';
-import { ConversationResource, MessageResource } from '../../chat/resources.js';
+import { listReadPositions, markRead } from '../../chat/reads.js';
+import { ConversationView, HistoryItem, MessageResource, ReadPositionResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
 
@@ -14,7 +14,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     schema: {
       tags, summary: 'The inbox: the caller’s conversations, newest activity first',
       querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30) }),
-      response: { 200: Paged(ConversationResource), ...userErrors },
+      response: { 200: Paged(ConversationView), ...userErrors },
     },
   }, async (request) => {
     const page = await listInbox(chat, request.actor, request.query);
@@ -25,7 +25,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     schema: {
       tags, summary: 'Find or create the direct conversation with a user',
       body: Type.Object({ user_id: Id }),
-      response: { 200: Data(ConversationResource), 201: Data(ConversationResource), ...userErrors },
+      response: { 200: Data(ConversationView), 201: Data(ConversationView), ...userErrors },
     },
   }, async (request, reply) => {
     const { conversation, created } = await openDirect(chat, request.actor, request.body.user_id);
@@ -33,7 +33,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
   });
 
   app.get('/conversations/:id', {
-    schema: { tags, summary: 'One conversation as the caller sees it', params: IdParams, response: { 200: Data(ConversationResource), ...userErrors } },
+    schema: { tags, summary: 'One conversation as the caller sees it', params: IdParams, response: { 200: Data(ConversationView), ...userErrors } },
   }, async (request) => ({ data: await getConversation(chat, request.actor, request.params.id) }));
 
   app.get('/conversations/:id/messages', {
@@ -41,7 +41,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
       tags, summary: 'History, newest first; page back with before, catch up with after',
       params: IdParams,
       querystring: Type.Object({ before: Type.Optional(Id), after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), limit: Limit(50) }),
-      response: { 200: Paged(MessageResource), ...userErrors },
+      response: { 200: Paged(HistoryItem), ...userErrors },
     },
   }, async (request) => {
     const page = await listMessages(chat, request.actor, request.params.id, request.query);
@@ -57,6 +57,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
         attachment_id: Type.Optional(Type.Union([Id, Type.Null()])),
         reply_to_id: Type.Optional(Type.Union([Id, Type.Null()])),
         client_message_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+        mentioned_user_ids: Type.Optional(Type.Union([Type.Array(Id, { maxItems: 1000 }), Type.Null()])),
       }),
       response: { 200: Data(MessageResource), 201: Data(MessageResource), ...userErrors },
     },
@@ -78,6 +79,18 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     },
   }, async (request) => ({ data: await markRead(chat, request.actor, request.params.id, request.body?.message_id) }));
 
+  app.get('/conversations/:id/reads', {
+    schema: {
+      tags, summary: 'Every participant’s read position, by ascending user id (cursor: the last user id of a page)',
+      params: IdParams,
+      querystring: Type.Object({ cursor: Type.Optional(Id), limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }),
+      response: { 200: Paged(ReadPositionResource), ...userErrors },
+    },
+  }, async (request) => {
+    const page = await listReadPositions(chat, request.actor, request.params.id, request.query);
+    return { data: page.data, meta: { next_cursor: page.next_cursor } };
+  });
+
   app.post('/conversations/:id/typing', {
     schema: {
       tags, summary: 'Signal typing (a start expires by itself after 8 s)',
@@ -89,4 +102,20 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     await typing.signal(chat, request.actor, request.params.id, request.body.is_typing);
     return reply.status(204).send(null);
   });
+
+  app.put('/conversations/:id/mute', {
+    schema: {
+      tags, summary: 'Mute the conversation (notifications only) until a time, or until unmuted (until: null)',
+      params: IdParams,
+      body: Type.Object({ until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) }),
+      response: { 200: Data(ConversationView), ...userErrors },
+    },
+  }, async (request) => {
+    const until = request.body.until === null ? null : new Date(request.body.until);
+    return { data: await muteConversation(chat, request.actor, request.params.id, until) };
+  });
+
+  app.delete('/conversations/:id/mute', {
+    schema: { tags, summary: 'Unmute the conversation', params: IdParams, response: { 200: Data(ConversationView), ...userErrors } },
+  }, async (request) => ({ data: await unmuteConversation(chat, request.actor, request.params.id) }));
 };

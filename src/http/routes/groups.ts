@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { addParticipants, changeRole, createGroup, deleteGroup, leaveGroup, removeParticipant, updateGroup } from '../../chat/groups.js';
-import { ConversationResource } from '../../chat/resources.js';
+import { ConversationView } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, userErrors } from '../schemas.js';
 
@@ -18,7 +18,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { ch
     schema: {
       tags, summary: 'Create a group; the creator becomes its owner',
       body: Type.Object({ name: Name, user_ids: UserIds, avatar_url: Type.Optional(AvatarUrl) }),
-      response: { 201: Data(ConversationResource), ...userErrors },
+      response: { 201: Data(ConversationView), ...userErrors },
     },
   }, async (request, reply) => reply.status(201).send({ data: await createGroup(chat, request.actor, request.body) }));
 
@@ -26,7 +26,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { ch
     schema: {
       tags, summary: 'Rename a group or change its avatar (owner, admin)',
       params: IdParams, body: Type.Object({ name: Type.Optional(Name), avatar_url: Type.Optional(AvatarUrl) }),
-      response: { 200: Data(ConversationResource), ...userErrors },
+      response: { 200: Data(ConversationView), ...userErrors },
     },
   }, async (request) => ({ data: await updateGroup(chat, request.actor, request.params.id, request.body) }));
 
@@ -41,7 +41,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { ch
     schema: {
       tags, summary: 'Add participants (owner, admin)',
       params: IdParams, body: Type.Object({ user_ids: Type.Array(Id, { minItems: 1, maxItems: 10_000 }) }),
-      response: { 200: Data(ConversationResource), ...userErrors },
+      response: { 200: Data(ConversationView), ...userErrors },
     },
   }, async (request) => ({ data: await addParticipants(chat, request.actor, request.params.id, request.body.user_ids) }));
 

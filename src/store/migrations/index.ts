@@ -2,10 +2,14 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './001_initial.js';
 import * as sendMessages from './002_send_messages.js';
+import * as chatFeatures from './003_chat_features.js';
+import * as search from './004_search.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
   '002_send_messages': sendMessages,
+  '003_chat_features': chatFeatures,
+  '004_search': search,
 };
 
 export const migrationProvider: MigrationProvider = {
