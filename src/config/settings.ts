@@ -324,7 +324,7 @@ export const SETTINGS = {
   CHAT_CORS_ORIGINS: list({
     defaultText: 'empty',
     meaning:
-      'Browser origins allowed to call the API from another origin (e.g. `https://app.example.com`). Empty: no CORS headers, so only same-origin pages (or non-browser clients) can call it.',
+      'Browser origins allowed to call the API from another origin (e.g. `https://app.example.com`): every method the API uses and the `Authorization`, `Content-Type`, `X-Socket-ID` and `X-Request-Id` headers (never `X-Chat-Server-Key`). Empty: no CORS headers, so only same-origin pages (or non-browser clients) can call it.',
   }),
   CHAT_BODY_MAX_CHARS: positive({ default: 10_000, meaning: 'Maximum message length in characters.' }),
   CHAT_ATTACHMENT_MAX_BYTES: positive({
@@ -342,9 +342,9 @@ export const SETTINGS = {
   }),
   CHAT_REQUEST_MIN_BYTES_PER_S: positive({
     unit: 'bytes',
-    default: 1024,
+    default: 16_384,
     meaning:
-      'Each this many bytes of a request body received give it one more second, so an upload that keeps arriving at this rate or faster is never cut off, whatever its size, and a trickle is.',
+      'Each this many bytes of a request body received give it one more second, so an upload that keeps arriving at this rate (16 KiB/s, about 128 kbit/s) or faster is never cut off, whatever its size, and a trickle is.',
   }),
   CHAT_RATE_SENDS_PER_MINUTE: ratePerMinute({ default: 600, meaning: 'Per-user, per-node limit on sends and forwards.' }),
   CHAT_RATE_TYPING_PER_MINUTE: ratePerMinute({ default: 120, meaning: 'Per-user, per-node limit on typing signals.' }),
@@ -382,7 +382,7 @@ const plain = (markdown: string) => markdown.replaceAll('`', '');
 function invalid(name: string, setting: Setting<unknown>, raw: string): ConfigError {
   const got = setting.given?.(raw) ?? `"${raw}"`;
   const unset = setting.default === null ? 'unset it' : `unset it for the default (${plain(defaultText(setting))})`;
-  const fix = setting.fix ?? `set ${name} to such a value, or ${unset}`;
+  const fix = setting.fix ?? `correct ${name}, or ${unset}`;
   return new ConfigError(`${name} must be ${plain(setting.type)}, got ${got}. Fix: ${plain(fix)}.`);
 }
 
