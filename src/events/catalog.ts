@@ -1,5 +1,6 @@
-// The seed's event table as code: each event's class name, broadcast name, channel and payload type.
-import type { ConversationResource, MessageResource, ParticipantResource } from '../chat/resources.js';
+// The seed's event table as code: each event's class name, broadcast name, channel and payload type. The seed's
+// ten events keep exactly their payload keys; v1.1 adds MessageReactionsUpdated as an eleventh.
+import type { ConversationResource, MessageResource, ParticipantResource, ReactionSummary } from '../chat/resources.js';
 
 export const CHANGE_TYPES = ['added', 'removed', 'role_changed'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -33,6 +34,8 @@ export interface EventPayloads {
     messaging_blocked_user_ids: number[];
   };
   GroupMembershipRevoked: { conversation_id: number; user_id: number; reason: RevokeReason };
+  /** v1.1: the message's whole reaction summary after a change, one broadcast on the conversation channel. */
+  MessageReactionsUpdated: { conversation_id: number; message_id: number; reactions: ReactionSummary[] };
 }
 
 export type EventName = keyof EventPayloads;
@@ -49,6 +52,7 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   UserPresenceChanged: { broadcastAs: 'UserPresenceChanged', channel: 'user' },
   UserBlockChanged: { broadcastAs: 'UserBlockChanged', channel: 'user' },
   GroupMembershipRevoked: { broadcastAs: 'GroupMembershipRevoked', channel: 'user' },
+  MessageReactionsUpdated: { broadcastAs: 'MessageReactionsUpdated', channel: 'conversation' },
 };
 
 /** Every chat channel's name starts with this: Echo's private('chat.…'). */

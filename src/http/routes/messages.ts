@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MAX_FORWARD_TARGETS, deleteMessage, editMessage, forwardMessage } from '../../chat/messages.js';
-import { MessageResource } from '../../chat/resources.js';
+import { addMessageReaction, removeMessageReaction } from '../../chat/reactions.js';
+import { MessageReactions, MessageResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, userErrors } from '../schemas.js';
 
@@ -30,4 +31,23 @@ export const messageRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { 
     const messages = await forwardMessage(chat, request.actor, request.params.id, request.body.conversation_ids);
     return reply.status(201).send({ data: messages });
   });
+
+  // The emoji is one path segment, percent-encoded (👍 is %F0%9F%91%8D); the router decodes it.
+  const ReactionParams = Type.Object({ id: Id, emoji: Type.String({ description: 'One emoji, or a short name ^[a-z0-9_+-]{1,32}$ (URL-encoded)' }) });
+
+  app.put('/messages/:id/reactions/:emoji', {
+    schema: {
+      tags, summary: 'React to a message (idempotent; at most 20 distinct emoji per message)',
+      params: ReactionParams,
+      response: { 200: Data(MessageReactions), ...userErrors },
+    },
+  }, async (request) => ({ data: await addMessageReaction(chat, request.actor, request.params.id, request.params.emoji) }));
+
+  app.delete('/messages/:id/reactions/:emoji', {
+    schema: {
+      tags, summary: 'Withdraw one’s reaction (idempotent)',
+      params: ReactionParams,
+      response: { 200: Data(MessageReactions), ...userErrors },
+    },
+  }, async (request) => ({ data: await removeMessageReaction(chat, request.actor, request.params.id, request.params.emoji) }));
 };
