@@ -7,7 +7,10 @@ import type PusherModule from 'pusher-js';
 import type { ChannelAuthorizationHandler } from 'pusher-js';
 import { localPusherOptions, Pusher } from '../../testkit/pusher.js';
 
-/** The broadcast names of the seed's event table (ConversationInboxUpdated is broadcast as InboxUpdated). */
+/**
+ * The broadcast names of the seed's event table (ConversationInboxUpdated is broadcast as InboxUpdated), and
+ * MessageReactionsUpdated, the event v1.1 adds.
+ */
 export const BROADCAST_NAMES = [
   'MessageSent',
   'MessageUpdated',
@@ -19,6 +22,7 @@ export const BROADCAST_NAMES = [
   'UserPresenceChanged',
   'UserBlockChanged',
   'GroupMembershipRevoked',
+  'MessageReactionsUpdated',
 ] as const;
 export type BroadcastName = (typeof BROADCAST_NAMES)[number];
 
@@ -70,7 +74,7 @@ export class EchoClient {
   readonly echo: Echo<'pusher'>;
   /** Events heard through `.listen('.Name')`, in arrival order. */
   readonly received: Received[] = [];
-  /** Events heard through listenToAll whose name is not one of the seed's broadcast names. */
+  /** Events heard through listenToAll whose name is not one of BROADCAST_NAMES. */
   readonly unknown: Received[] = [];
   private readonly waiters = new Set<() => void>();
 
@@ -124,7 +128,7 @@ export class EchoClient {
 
   /**
    * Subscribes to a private channel by its Echo name (`chat.user.7`, `chat.conversation.3`), listens for every
-   * broadcast name of the seed, and settles when the server answers: ok, or the subscription error.
+   * name of BROADCAST_NAMES, and settles when the server answers: ok, or the subscription error.
    */
   trySubscribe(channel: string): Promise<SubscriptionOutcome> {
     return new Promise((resolve) => {
@@ -252,7 +256,7 @@ export class EchoClients {
     return client;
   }
 
-  /** Every event any client heard under a name the seed does not define. */
+  /** Every event any client heard under a name not in BROADCAST_NAMES. */
   unknownEvents(): Received[] {
     return this.clients.flatMap((c) => c.unknown);
   }
