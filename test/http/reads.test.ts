@@ -5,6 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { assertError, assertKeys, conversation, direct, group, ISO_UTC, newUsers, register, send } from './helpers.js';
 
+const READ_POSITION_KEYS = ['last_read_at', 'last_read_message_id', 'user_id'];
+
 for (const database of DATABASES) {
   describe(`reads (${database})`, () => {
     let app: TestApp;
@@ -140,6 +142,105 @@ for (const database of DATABASES) {
       const id = await direct(app, a, b);
       await send(app, a, id, 'x');
       assertError(await app.request(outsider, 'POST', `/conversations/${id}/read`), 404, 'not_found');
+    });
+
+    // GET /conversations/{id}/reads (v1.1): every participant's read position, so receipts survive a reload.
+
+    async function reads(userId: number, conversationId: number, query = ''): Promise<{ data: any[]; meta: { next_cursor: string | null } }> {
+      const res = await app.request(userId, 'GET', `/conversations/${conversationId}/reads${query}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assertKeys(res.body, ['data', 'meta']);
+      assertKeys(res.body.meta, ['next_cursor']);
+      for (const position of res.body.data) assertKeys(position, READ_POSITION_KEYS, 'read position');
+      return res.body;
+    }
+
+    test('GET reads lists every participant’s position by ascending user id, those who never read at 0 and null', async () => {
+      const [owner, m1, m2] = newUsers(3);
+      const id = await group(app, owner, [m2, m1]);
+      await send(app, owner, id, 'one');
+      const second = await send(app, owner, id, 'two');
+      const marked = await app.request(m1, 'POST', `/conversations/${id}/read`, { message_id: second.id });
+
+      const page = await reads(m2, id);
+      assert.deepEqual(page, {
+        data: [
+          { user_id: owner, last_read_message_id: 0, last_read_at: null },
+          { user_id: m1, last_read_message_id: second.id, last_read_at: marked.body.data.read_at },
+          { user_id: m2, last_read_message_id: 0, last_read_at: null },
+        ],
+        meta: { next_cursor: null },
+      });
+      assert.match(page.data[1].last_read_at, ISO_UTC);
+    });
+
+    test('GET reads shows positions that only move forward, and members added later at the history they joined with', async () => {
+      const [a, b] = newUsers(2);
+      const id = await direct(app, a, b);
+      const first = await send(app, a, id, 'one');
+      const second = await send(app, a, id, 'two');
+      await app.request(b, 'POST', `/conversations/${id}/read`);
+      await app.request(b, 'POST', `/conversations/${id}/read`, { message_id: first.id });
+      const [, theirs] = (await reads(a, id)).data;
+      assert.deepEqual([theirs.user_id, theirs.last_read_message_id], [b, second.id]);
+
+      const [owner, late] = newUsers(2);
+      const groupId = await group(app, owner, []);
+      const before = await send(app, owner, groupId, 'before you came');
+      await register(app, late);
+      assert.equal((await app.request(owner, 'POST', `/groups/${groupId}/participants`, { user_ids: [late] })).status, 200);
+      assert.deepEqual((await reads(late, groupId)).data.find((p) => p.user_id === late), { user_id: late, last_read_message_id: before.id, last_read_at: null });
+    });
+
+    test('GET reads pages by user id: limit, next_cursor (the last user id) passed back as cursor', async () => {
+      const [owner, ...members] = newUsers(7);
+      const id = await group(app, owner, members);
+      const everyone = [owner, ...members].sort((x, y) => x - y);
+      const seen: number[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await reads(members[3]!, id, `?limit=3${cursor === null ? '' : `&cursor=${cursor}`}`);
+        assert.ok(page.data.length <= 3);
+        seen.push(...page.data.map((p) => p.user_id));
+        cursor = page.meta.next_cursor;
+        if (cursor !== null) assert.equal(cursor, String(page.data.at(-1).user_id));
+        pages++;
+      } while (cursor !== null);
+      assert.deepEqual(seen, everyone);
+      assert.equal(pages, 3);
+      // A cursor past everyone is an empty last page.
+      assert.deepEqual(await reads(owner, id, `?cursor=${everyone.at(-1)}`), { data: [], meta: { next_cursor: null } });
+    });
+
+    test('GET reads returns 100 by default and up to 1000 with limit', async () => {
+      const [owner, ...members] = newUsers(105);
+      const id = await group(app, owner, members);
+      const first = await reads(owner, id);
+      assert.equal(first.data.length, 100);
+      assert.equal(first.meta.next_cursor, String(first.data[99].user_id));
+      const rest = await reads(owner, id, `?cursor=${first.meta.next_cursor}`);
+      assert.equal(rest.data.length, 5);
+      assert.equal(rest.meta.next_cursor, null);
+      const all = await reads(owner, id, '?limit=1000');
+      assert.equal(all.data.length, 105);
+      assert.equal(all.meta.next_cursor, null);
+    });
+
+    test('GET reads: bad limit or cursor is 422; a non-participant, a former member or an unknown conversation gets 404', async () => {
+      const [owner, member, outsider] = newUsers(3);
+      await register(app, outsider);
+      const id = await group(app, owner, [member]);
+      for (const query of ['?limit=0', '?limit=1001', '?limit=many', '?cursor=abc', '?cursor=0', '?cursor=-5']) {
+        const res = await app.request(owner, 'GET', `/conversations/${id}/reads${query}`);
+        assertError(res, 422, 'validation_failed');
+        assert.ok(res.body.errors.limit ?? res.body.errors.cursor, `${query}: ${JSON.stringify(res.body)}`);
+      }
+      assertError(await app.request(outsider, 'GET', `/conversations/${id}/reads`), 404, 'not_found');
+      assertError(await app.request(owner, 'GET', '/conversations/987654321/reads'), 404, 'not_found');
+      assert.equal((await app.request(member, 'POST', `/groups/${id}/leave`)).status, 204);
+      assertError(await app.request(member, 'GET', `/conversations/${id}/reads`), 404, 'not_found');
+      assertError(await app.request(null, 'GET', `/conversations/${id}/reads`), 401, 'unauthenticated');
     });
   });
 }
