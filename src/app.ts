@@ -22,6 +22,7 @@ import { channelAuth, userAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
 import { openRedis, type RedisConnections } from './store/redis.js';
+import { databaseStartupError, listenStartupError, redisStartupError } from './startup-errors.js';
 
 export interface App {
   readonly http: Awaited<ReturnType<typeof buildHttpApp>>;
@@ -36,9 +37,23 @@ export interface App {
 }
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
-  const database = await openDatabase(config);
-  await migrateToLatest(database.db);
-  const redis = config.redisUrl ? await openRedis(config.redisUrl, config.redisPrefix, logger.child({ component: 'redis' })) : null;
+  // A dependency that fails here stops the start with one line saying which and how to fix it (startup-errors.ts).
+  let database: Database;
+  try {
+    database = await openDatabase(config);
+    await migrateToLatest(database.db);
+  } catch (err) {
+    throw databaseStartupError(err, config.databaseUrl, config.dataDir);
+  }
+  let redis: RedisConnections | null = null;
+  if (config.redisUrl) {
+    try {
+      redis = await openRedis(config.redisUrl, config.redisPrefix, logger.child({ component: 'redis' }));
+    } catch (err) {
+      await database.close().catch(() => {});
+      throw redisStartupError(err, config.redisUrl);
+    }
+  }
 
   const { appKey, appSecret } = config.broadcast;
   const realtime =
@@ -160,7 +175,9 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     realtime,
     chat,
     async listen() {
-      await http.listen({ port: config.port, host: config.host });
+      await http.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+        throw listenStartupError(err, config.host, config.port);
+      });
       const address = http.server.address();
       return typeof address === 'object' && address ? address.port : config.port;
     },

@@ -24,11 +24,29 @@ export async function openRedis(url: string, prefix: string, logger: Logger): Pr
   };
   const commands = new Redis(url, options);
   const subscriber = new Redis(url, { ...options, enableOfflineQueue: true });
-  for (const [name, connection] of [['commands', commands], ['subscriber', subscriber]] as const) {
+  // At startup Redis must answer at once: the first failure rejects (the caller says so in one line) rather
+  // than retrying in the background. Once connected, ioredis reconnects by itself and errors are logged.
+  const connections = [['commands', commands], ['subscriber', subscriber]] as const;
+  try {
+    await Promise.all(
+      connections.map(([, connection]) => {
+        const failed = new Promise<never>((_, reject) => connection.once('error', reject));
+        return Promise.race([connection.connect(), failed]);
+      }),
+    );
+  } catch (err) {
+    for (const [, connection] of connections) {
+      connection.removeAllListeners('error');
+      connection.on('error', () => {}); // a late error of a connection being dropped
+      connection.disconnect();
+    }
+    throw err;
+  }
+  for (const [name, connection] of connections) {
+    connection.removeAllListeners('error');
     connection.on('error', (err: Error) => logger.warn({ err: err.message, connection: name }, 'redis error'));
     connection.on('ready', () => logger.info({ connection: name }, 'redis ready'));
   }
-  await Promise.all([commands.connect(), subscriber.connect()]);
   return {
     commands,
     subscriber,

@@ -1,0 +1,124 @@
+// Why Parley could not start, in one line that says what is wrong and how to fix it, with the exit code:
+// 2 when the configuration is wrong (a setting to change), 1 when something outside failed (a busy port, a
+// database or Redis that cannot be reached). main.ts prints the line; the stack only with LOG_LEVEL=debug.
+import { ConfigError } from './config/settings.js';
+
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    /** 2: the configuration is wrong; 1: something outside Parley failed. */
+    readonly exitCode: 1 | 2 = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface SystemError extends Error {
+  code?: string;
+}
+
+const codeOf = (err: unknown): string | undefined => (err instanceof Error ? (err as SystemError).code : undefined);
+
+/** A network error's code in words. */
+function reason(err: unknown): string {
+  switch (codeOf(err)) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ETIMEDOUT':
+      return 'no answer (timed out)';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    default:
+      return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** host:port of a URL, never its credentials. */
+function where(url: string, defaultPort: number): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || 'localhost'}:${u.port || defaultPort}`;
+  } catch {
+    return 'the configured address';
+  }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Opening or migrating the database failed. */
+export function databaseStartupError(err: unknown, databaseUrl: string | null, dataDir: string): StartupError {
+  if (databaseUrl === null) {
+    return new StartupError(
+      `Cannot open the embedded database in ${dataDir}: ${err instanceof Error ? err.message : String(err)}. Fix: make CHAT_DATA_DIR a writable directory of its own, or set DATABASE_URL.`,
+      1,
+      { cause: err },
+    );
+  }
+  const at = where(databaseUrl, 5432);
+  const code = codeOf(err);
+  let line: string;
+  if (code === '3D000') {
+    const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || '(none)';
+    const [host, port] = at.split(':');
+    line = `PostgreSQL at ${at} has no database "${name}". Fix: create it (createdb -h ${host} -p ${port} ${name}), or correct DATABASE_URL.`;
+  } else if (code === '28P01' || code === '28000') {
+    line = `PostgreSQL at ${at} refused the connection: ${(err as Error).message}. Fix: correct the user or password in DATABASE_URL, or allow it in pg_hba.conf.`;
+  } else if (code !== undefined && NETWORK_CODES.has(code)) {
+    line = `Cannot reach PostgreSQL at ${at} (${reason(err)}). Fix: start PostgreSQL there, or correct DATABASE_URL.`;
+  } else {
+    line = `PostgreSQL at ${at} failed: ${reason(err)}. Fix: check DATABASE_URL and the PostgreSQL server's log.`;
+  }
+  return new StartupError(line, 1, { cause: err });
+}
+
+/** Connecting to Redis failed. */
+export function redisStartupError(err: unknown, redisUrl: string): StartupError {
+  const at = where(redisUrl, 6379);
+  const message = err instanceof Error ? err.message : String(err);
+  const line = /NOAUTH|WRONGPASS|invalid password|AUTH/i.test(message)
+    ? `Redis at ${at} refused the connection: ${message}. Fix: correct the password in REDIS_URL.`
+    : `Cannot reach Redis at ${at} (${reason(err)}). Fix: start Redis there, or correct REDIS_URL (unset it to run one node without Redis).`;
+  return new StartupError(line, 1, { cause: err });
+}
+
+/** Listening on HOST:PORT failed. */
+export function listenStartupError(err: unknown, host: string, port: number): StartupError {
+  switch (codeOf(err)) {
+    case 'EADDRINUSE':
+      return new StartupError(
+        `Port ${port} on ${host} is in use (another Parley or another program listens there). Fix: stop that program, or set PORT to a free port.`,
+        1,
+        { cause: err },
+      );
+    case 'EACCES':
+      return new StartupError(`Not allowed to listen on port ${port}. Fix: set PORT to a port above 1023, or run behind a reverse proxy.`, 1, { cause: err });
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine. Fix: set HOST to one of its addresses, or 0.0.0.0 for all.`, 2, {
+        cause: err,
+      });
+    default:
+      return new StartupError(`Cannot listen on ${host}:${port}: ${reason(err)}.`, 1, { cause: err });
+  }
+}
+
+/** What main.ts prints for an error that stopped the start, and the exit code. */
+export function describeStartupFailure(err: unknown, debug: boolean): { text: string; exitCode: 1 | 2 } {
+  let line: string;
+  let exitCode: 1 | 2;
+  if (err instanceof ConfigError) {
+    [line, exitCode] = [`Configuration error: ${err.message}`, 2];
+  } else if (err instanceof StartupError) {
+    [line, exitCode] = [`Parley could not start: ${err.message}`, err.exitCode];
+  } else {
+    [line, exitCode] = [`Parley could not start: ${err instanceof Error ? err.message : String(err)}${debug ? '' : ' (LOG_LEVEL=debug shows where)'}`, 1];
+  }
+  const stack = debug && err instanceof Error ? `\n${(err.cause instanceof Error ? err.cause : err).stack ?? ''}` : '';
+  return { text: line + stack, exitCode };
+}
