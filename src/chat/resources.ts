@@ -58,6 +58,12 @@ export const ReadPositionResource = Type.Object({
   last_read_at: Nullable(Timestamp),
 });
 
+/** Where a search's words are in a message's body: [start, end) in UTF-16 code units (`body.slice(start, end)`). */
+export const HighlightRange = Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) });
+/** A message found by GET /search/messages: the history item, plus where its body matches, in order. */
+export const SearchHit = Type.Object({ ...HistoryItem.properties, highlight: Type.Array(HighlightRange) });
+export type SearchHit = Static<typeof SearchHit>;
+
 export const ParticipantResource = Type.Object(
   {
     id: Id,

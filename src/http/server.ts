@@ -20,7 +20,9 @@ import { messageRoutes } from './routes/messages.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
 import { pusherApiRoutes } from './routes/pusher-api.js';
+import { searchRoutes } from './routes/search.js';
 import { serverRoutes } from './routes/server.js';
+import { userRoutes } from './routes/users.js';
 import { webRoutes } from './routes/web.js';
 
 export const API_PREFIX = '/api/chat/v1';
@@ -82,7 +84,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     await api.register(async (users) => {
       users.addHook('onRequest', userAuthenticator(deps.config, deps.chat.db));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes]) {
         await users.register(routes, deps);
       }
     });

@@ -38,6 +38,8 @@ const OPERATIONS: [string, string][] = [
   ['post', '/presence/heartbeat'],
   ['post', '/presence/offline'],
   ['get', '/presence'],
+  ['get', '/search/messages'],
+  ['get', '/users'],
   ['post', '/broadcasting/auth'],
   ['post', '/broadcasting/user-auth'],
   ['put', '/users/{id}'],
