@@ -11,6 +11,8 @@ export class ConfigError extends Error {}
 export interface Setting<T> {
   /** What a valid value is, in words: the README's Type column, and "NAME must be <type>" in errors. */
   readonly type: string;
+  /** The type in errors, when it needs more words than in the README's table. */
+  readonly typeInErrors?: string;
   /** The value when the variable is unset or empty. */
   readonly default: T;
   /** The README's Default column when it is not simply the default value (e.g. "generated into secrets.json"). */
@@ -61,7 +63,8 @@ const OFF = ['0', 'false', 'no', 'off'];
 function boolean(row: Row<boolean>): Setting<boolean> {
   return {
     ...row,
-    type: 'on/off (`1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`)',
+    type: 'on/off',
+    typeInErrors: 'on/off (1/true/yes/on or 0/false/no/off)',
     parse: (raw) => {
       const value = raw.trim().toLowerCase();
       return ON.includes(value) ? true : OFF.includes(value) ? false : undefined;
@@ -383,7 +386,7 @@ function invalid(name: string, setting: Setting<unknown>, raw: string): ConfigEr
   const got = setting.given?.(raw) ?? `"${raw}"`;
   const unset = setting.default === null ? 'unset it' : `unset it for the default (${plain(defaultText(setting))})`;
   const fix = setting.fix ?? `correct ${name}, or ${unset}`;
-  return new ConfigError(`${name} must be ${plain(setting.type)}, got ${got}. Fix: ${plain(fix)}.`);
+  return new ConfigError(`${name} must be ${plain(setting.typeInErrors ?? setting.type)}, got ${got}. Fix: ${plain(fix)}.`);
 }
 
 /** One setting's value in env: the default when unset or empty; a ConfigError when not a valid value. */
