@@ -201,7 +201,7 @@ export const SETTINGS = {
     default: null,
     defaultText: 'unset: `/metrics` from loopback only',
     meaning:
-      'Bearer token for `GET /metrics` (and the details of `/readyz`) from other hosts: Prometheus sends `Authorization: Bearer <token>`. Unset, they answer only to clients on the same host that did not come through a proxy. See [docs/deployment.md](docs/deployment.md#health-and-metrics).',
+      'Bearer token for `GET /metrics` (and the details of `/readyz`) from other hosts: Prometheus sends `Authorization: Bearer <token>`. Unset, they answer only to clients on the same host that did not come through a proxy. See [docs/deployment.md](docs/deployment.md#shutdown-logs-health-metrics).',
   }),
   BROADCAST_DRIVER: oneOf(BROADCAST_DRIVERS, {
     default: 'builtin',
