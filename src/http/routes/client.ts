@@ -1,5 +1,5 @@
 // What a browser client needs before it has a token: the socket settings (client-config), and, only when the
-// operator set CHAT_DEMO=1, a sign-in by user id and name for trying Parley out. Both stay out of the OpenAPI
+// operator turned CHAT_DEMO on, a sign-in by user id and name for trying Parley out. Both stay out of the OpenAPI
 // document: they are the web client's helpers, not the chat contract.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -23,7 +23,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
   });
 
   if (!config.demo) return;
-  app.log.warn('CHAT_DEMO=1: anyone who can reach this server can sign in as any user (POST /api/chat/v1/demo/token)');
+  app.log.warn('CHAT_DEMO is on: anyone who can reach this server can sign in as any user (POST /api/chat/v1/demo/token)');
 
   app.post('/demo/token', {
     schema: {
