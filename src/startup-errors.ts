@@ -18,6 +18,14 @@ interface SystemError extends Error {
   code?: string;
 }
 
+/**
+ * An error that already explains itself in one line and knows its exit code: a StartupError, or another
+ * module's error with an `exitCode` (e.g. the data directory lock's). It is passed on as it is.
+ */
+export function isExplained(err: unknown): err is Error & { exitCode: 1 | 2 } {
+  return err instanceof Error && ((err as { exitCode?: unknown }).exitCode === 1 || (err as { exitCode?: unknown }).exitCode === 2);
+}
+
 const codeOf = (err: unknown): string | undefined => (err instanceof Error ? (err as SystemError).code : undefined);
 
 /** A network error's code in words. */
@@ -53,7 +61,8 @@ function where(url: string, defaultPort: number): string {
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Opening or migrating the database failed. */
-export function databaseStartupError(err: unknown, databaseUrl: string | null, dataDir: string): StartupError {
+export function databaseStartupError(err: unknown, databaseUrl: string | null, dataDir: string): Error {
+  if (isExplained(err)) return err;
   if (databaseUrl === null) {
     return new StartupError(
       `Cannot open the embedded database in ${dataDir}: ${err instanceof Error ? err.message : String(err)}. Fix: make CHAT_DATA_DIR a writable directory of its own, or set DATABASE_URL.`,
@@ -79,7 +88,8 @@ export function databaseStartupError(err: unknown, databaseUrl: string | null, d
 }
 
 /** Connecting to Redis failed. */
-export function redisStartupError(err: unknown, redisUrl: string): StartupError {
+export function redisStartupError(err: unknown, redisUrl: string): Error {
+  if (isExplained(err)) return err;
   const at = where(redisUrl, 6379);
   const message = err instanceof Error ? err.message : String(err);
   const line = /NOAUTH|WRONGPASS|invalid password|AUTH/i.test(message)
@@ -114,11 +124,12 @@ export function describeStartupFailure(err: unknown, debug: boolean): { text: st
   let exitCode: 1 | 2;
   if (err instanceof ConfigError) {
     [line, exitCode] = [`Configuration error: ${err.message}`, 2];
-  } else if (err instanceof StartupError) {
+  } else if (isExplained(err)) {
     [line, exitCode] = [`Parley could not start: ${err.message}`, err.exitCode];
   } else {
     [line, exitCode] = [`Parley could not start: ${err instanceof Error ? err.message : String(err)}${debug ? '' : ' (LOG_LEVEL=debug shows where)'}`, 1];
   }
-  const stack = debug && err instanceof Error ? `\n${(err.cause instanceof Error ? err.cause : err).stack ?? ''}` : '';
+  // A configuration error's stack would only show where the settings are read.
+  const stack = debug && err instanceof Error && !(err instanceof ConfigError) ? `\n${(err.cause instanceof Error ? err.cause : err).stack ?? ''}` : '';
   return { text: line + stack, exitCode };
 }
