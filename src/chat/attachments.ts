@@ -1,13 +1,67 @@
 // Attachments: uploaded first, then sent with a message; readable by the uploader and by the participants of a
 // conversation where a message carries them.
 import type { Readable } from 'node:stream';
-import type { AttachmentStorage } from '../store/attachment-storage.js';
+import type { AttachmentStorage, StoredFile } from '../store/attachment-storage.js';
 import { attachmentSharedWith, findAttachment, insertAttachment } from '../store/attachments.js';
 import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
 import type { AttachmentResource } from './resources.js';
 import { attachmentResource } from '../store/read-model.js';
+import { wellFormed } from './text.js';
+
+const OCTET_STREAM = 'application/octet-stream';
+/** RFC 9110 `token`: the syntax of a media type's type and subtype. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/**
+ * The media type stored for an upload's part Content-Type (and served for a stored one): its `type/subtype`
+ * in lower case, parameters dropped. Anything that is not `token/token` (a control character, a missing
+ * subtype, spaces inside, over 255 characters) becomes application/octet-stream: the file is kept, but never
+ * served under a type the client made up.
+ */
+export function storedMediaType(raw: string): string {
+  const essence = raw.split(';', 1)[0]!.trim().toLowerCase();
+  if (essence.length > 255) return OCTET_STREAM;
+  const parts = essence.split('/');
+  return parts.length === 2 && TOKEN.test(parts[0]!) && TOKEN.test(parts[1]!) ? essence : OCTET_STREAM;
+}
+
+/**
+ * Types a browser may render in place without running anything from the file: raster images, common audio and
+ * video, plain text and PDF. Everything else (HTML, SVG, XML, JavaScript, unknown types) is active or unknown
+ * content: always a download.
+ */
+const INLINE_TYPES: ReadonlySet<string> = new Set([
+  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp',
+  'audio/mpeg', 'audio/mp4', 'audio/aac', 'audio/ogg', 'audio/opus', 'audio/wav', 'audio/webm', 'audio/flac',
+  'video/mp4', 'video/webm', 'video/ogg', 'video/quicktime',
+  'text/plain',
+  'application/pdf',
+]);
+
+export interface DownloadHeaders {
+  readonly 'Content-Type': string;
+  readonly 'Content-Disposition': string;
+  readonly 'X-Content-Type-Options': 'nosniff';
+  readonly 'Content-Security-Policy'?: string;
+}
+
+/**
+ * How an attachment is served. Inline only for INLINE_TYPES; everything else as `attachment`. Every download
+ * carries `nosniff`, and every one but PDF (whose viewer a sandbox would block) `Content-Security-Policy:
+ * sandbox`, so even a file opened in a tab runs no script with this origin's rights.
+ */
+export function downloadHeaders(attachment: Pick<Attachment, 'name' | 'mime_type'>): DownloadHeaders {
+  const type = storedMediaType(attachment.mime_type); // rows stored before types were checked are checked here
+  const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
+  return {
+    'Content-Type': type,
+    'Content-Disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(attachment.name)}`,
+    'X-Content-Type-Options': 'nosniff',
+    ...(type === 'application/pdf' ? {} : { 'Content-Security-Policy': 'sandbox' }),
+  };
+}
 
 export interface Upload {
   readonly filename: string;
@@ -25,9 +79,10 @@ export async function uploadAttachment(ctx: ChatContext, storage: AttachmentStor
     ctx.db,
     {
       uploader_id: actor.userId,
-      // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry.
-      name: upload.filename.replaceAll('\u0000', '').slice(0, 255) || 'file',
-      mime_type: upload.mimetype.replaceAll('\u0000', '') || 'application/octet-stream',
+      // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry; at most 255 code points
+      // (cut between characters, never inside a surrogate pair).
+      name: [...wellFormed(upload.filename.replaceAll('\u0000', ''))].slice(0, 255).join('') || 'file',
+      mime_type: storedMediaType(upload.mimetype),
       size,
       storage_key: key,
     },
@@ -43,4 +98,24 @@ export async function readableAttachment(ctx: ChatContext, actor: Actor, id: num
   if (attachment.uploader_id === actor.userId) return attachment;
   if (!(await attachmentSharedWith(ctx.db, id, actor.userId))) throw notFound('Attachment');
   return attachment;
+}
+
+/** The attachment's bytes, if the actor may read it; 404 also when its file is gone from storage. */
+export async function openAttachment(
+  ctx: ChatContext,
+  storage: AttachmentStorage,
+  actor: Actor,
+  id: number,
+): Promise<{ attachment: Attachment; file: StoredFile }> {
+  const attachment = await readableAttachment(ctx, actor, id);
+  const file = await storage.open(attachment.storage_key);
+  if (!file) throw new MissingFileError(attachment);
+  return { attachment, file };
+}
+
+/** The row is there, its file is not (lost or deleted from storage): a 404 for the client, an error for the logs. */
+export class MissingFileError extends ChatError {
+  constructor(readonly attachment: Attachment) {
+    super('not_found', "The attachment's file is no longer stored.");
+  }
 }

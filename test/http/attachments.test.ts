@@ -1,6 +1,10 @@
 // Attachments over HTTP: multipart upload (one file), download by the uploader and by participants of a
-// conversation where it was sent (404 to everyone else), and the size limit (413), set small here.
+// conversation where it was sent (404 to everyone else), and the size limit (413), set small here. Hostile
+// uploads: a made-up part type is stored as application/octet-stream, active content (HTML, SVG, XML,
+// scripts) is only ever a sandboxed download, and a file gone from storage answers the error body.
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { assertError, assertKeys, ATTACHMENT_KEYS, direct, group, newUsers, send, upload } from './helpers.js';
@@ -23,8 +27,24 @@ for (const database of DATABASES) {
       const response = await fetch(`${app.baseUrl}${url}`, { headers });
       const bytes = Buffer.from(await response.arrayBuffer());
       let json: unknown = null;
-      if (response.headers.get('content-type')?.includes('application/json')) json = JSON.parse(bytes.toString());
+      if (response.status >= 400 && response.headers.get('content-type')?.includes('application/json')) json = JSON.parse(bytes.toString());
       return { status: response.status, headers: response.headers, bytes, json };
+    }
+
+    /** Uploads one file with the part's Content-Type header exactly as given (FormData would clean it). */
+    async function rawUpload(userId: number, partType: string, content = '<script>alert(document.domain)</script>', filename = 'page.html') {
+      const boundary = 'parley-test-boundary';
+      const body = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: `),
+        Buffer.from(partType, 'latin1'),
+        Buffer.from(`\r\n\r\n${content}\r\n--${boundary}--\r\n`),
+      ]);
+      const response = await fetch(`${app.api}/attachments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await app.token(userId)}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
+      return { status: response.status, body: await response.json() as any };
     }
 
     test('an upload answers 201 with {id, name, mime_type, size, url}', async () => {
@@ -156,6 +176,71 @@ for (const database of DATABASES) {
         const file = await download(a, `/api/chat/v1/attachments/${id}`);
         assertError({ status: file.status, body: file.json }, 404, 'not_found');
       }
+    });
+
+    test('a part type that is not a valid media type is stored and served as application/octet-stream', async () => {
+      const [a] = newUsers(1);
+      for (const partType of ['text/h\x01tml', 'text/html\x7f', 'garbage', 'text/', '/html', 'text/html/x', 'te xt/html', 'text/h"tml', 'text/\xe9', `image/${'x'.repeat(300)}`]) {
+        const res = await rawUpload(a, partType);
+        assert.equal(res.status, 201, `${JSON.stringify(partType)}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.data.mime_type, 'application/octet-stream', JSON.stringify(partType));
+        const file = await download(a, res.body.data.url);
+        assert.equal(file.status, 200, JSON.stringify(partType));
+        assert.equal(file.headers.get('content-type'), 'application/octet-stream');
+        assert.match(file.headers.get('content-disposition')!, /^attachment;/);
+        assert.equal(file.bytes.toString(), '<script>alert(document.domain)</script>');
+      }
+      // A valid type is kept, in lower case, without parameters.
+      const valid = await rawUpload(a, 'Text/Plain; charset="utf-8"', 'hi', 'hi.txt');
+      assert.equal(valid.body.data.mime_type, 'text/plain');
+    });
+
+    test('a type stored before types were checked is served as application/octet-stream, not a 500', async () => {
+      const [a] = newUsers(1);
+      const { body } = await upload(app, a, '<b>old</b>', 'old.html', 'text/html');
+      await app.app.chat.db.updateTable('attachments').set({ mime_type: 'text/h\u0001tml' }).where('id', '=', body.data.id).execute();
+      const file = await download(a, body.data.url);
+      assert.equal(file.status, 200);
+      assert.equal(file.headers.get('content-type'), 'application/octet-stream');
+      assert.match(file.headers.get('content-disposition')!, /^attachment;/);
+      assert.equal(file.bytes.toString(), '<b>old</b>');
+    });
+
+    test('active content (HTML, SVG, XML, scripts) and unknown types are sandboxed downloads; safe types are inline', async () => {
+      const [a] = newUsers(1);
+      const download_ = ['text/html', 'image/svg+xml', 'application/xhtml+xml', 'application/xml', 'text/xml', 'text/javascript',
+        'application/javascript', 'application/json', 'text/css', 'application/x-shockwave-flash', 'application/octet-stream', 'application/x-unknown'];
+      const inline = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'text/plain', 'audio/mpeg', 'video/mp4'];
+      for (const type of [...download_, ...inline, 'application/pdf']) {
+        const { body } = await rawUpload(a, type, '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>', 'file.x');
+        assert.equal(body.data.mime_type, type);
+        const file = await download(a, body.data.url);
+        assert.equal(file.status, 200, type);
+        assert.equal(file.headers.get('content-type'), type, type);
+        assert.equal(file.headers.get('x-content-type-options'), 'nosniff', type);
+        const disposition = download_.includes(type) ? 'attachment' : 'inline';
+        assert.equal(file.headers.get('content-disposition'), `${disposition}; filename*=UTF-8''file.x`, type);
+        // Sandboxed, all but PDF (a sandbox stops the browser's PDF viewer; PDF is not a web page).
+        assert.equal(file.headers.get('content-security-policy'), type === 'application/pdf' ? null : 'sandbox', type);
+      }
+    });
+
+    test("an attachment whose file is gone from storage answers 404 with the error body", async () => {
+      const [a, b] = newUsers(2);
+      const id = await direct(app, a, b);
+      const { body } = await upload(app, a, 'soon gone', 'gone.txt');
+      await send(app, a, id, { attachment_id: body.data.id });
+      const row = await app.app.chat.db.selectFrom('attachments').select('storage_key').where('id', '=', body.data.id).executeTakeFirstOrThrow();
+      await rm(join(app.config.dataDir, 'attachments', row.storage_key.slice(0, 2), row.storage_key));
+      for (const user of [a, b]) {
+        const file = await download(user, body.data.url);
+        assertError({ status: file.status, body: file.json }, 404, 'not_found');
+        assert.equal(file.headers.get('content-disposition'), null, 'no download headers on the error');
+        assert.equal(file.headers.get('cache-control'), 'no-store');
+      }
+      // HEAD too (Fastify answers it from the GET route).
+      const head = await fetch(`${app.baseUrl}${body.data.url}`, { method: 'HEAD', headers: { authorization: `Bearer ${await app.token(a)}` } });
+      assert.equal(head.status, 404);
     });
   });
 }

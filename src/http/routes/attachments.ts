@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { readableAttachment, uploadAttachment } from '../../chat/attachments.js';
+import { downloadHeaders, MissingFileError, openAttachment, uploadAttachment } from '../../chat/attachments.js';
 import { ChatError } from '../../chat/errors.js';
 import { AttachmentResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
@@ -37,14 +37,17 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
   app.get('/attachments/:id', {
     schema: { tags, summary: 'The file (uploader, and participants of a conversation where it was sent)', params: IdParams },
   }, async (request, reply) => {
-    const attachment = await readableAttachment(chat, request.actor, request.params.id);
-    const filename = encodeURIComponent(attachment.name);
+    const { attachment, file } = await openAttachment(chat, storage, request.actor, request.params.id).catch((err: unknown) => {
+      if (err instanceof MissingFileError) {
+        request.log.error({ attachment_id: err.attachment.id, storage_key: err.attachment.storage_key }, 'attachment file missing from storage');
+      }
+      throw err;
+    });
+    // Headers only once the file is open: a failure before this point answers the usual JSON error body.
     return reply
-      .header('Content-Type', attachment.mime_type)
-      .header('Content-Length', String(attachment.size))
-      .header('Content-Disposition', `inline; filename*=UTF-8''${filename}`)
-      .header('X-Content-Type-Options', 'nosniff')
+      .headers({ ...downloadHeaders(attachment) })
+      .header('Content-Length', String(file.size))
       .header('Cache-Control', 'private, max-age=3600')
-      .send(storage.get(attachment.storage_key));
+      .send(file.stream);
   });
 };
