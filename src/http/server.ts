@@ -10,6 +10,7 @@ import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNulCharacters } from './errors.js';
+import { wellFormedBody } from './text.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
 import { broadcastingRoutes } from './routes/broadcasting.js';
@@ -77,6 +78,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   }
 
   await app.register(async (api) => {
+    api.addHook('preValidation', wellFormedBody);
     api.addHook('preValidation', refuseNulCharacters);
     api.get('/openapi.json', { schema: { hide: true } }, async () => api.swagger());
     await api.register(clientRoutes, deps); // no credential: client-config, and the demo sign-in when CHAT_DEMO=1
