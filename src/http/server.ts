@@ -11,6 +11,7 @@ import type { HttpDeps } from './deps.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { wellFormedBody } from './text.js';
+import { clientErrorHandler, connectionsCheckingInterval, installRequestTimeouts, type RequestTimeouts } from './timeouts.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
 import { broadcastingRoutes } from './routes/broadcasting.js';
@@ -34,8 +35,14 @@ function requireInOpenApi(route: RouteOptions, scheme: 'bearer' | 'serverKey'): 
 }
 
 export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
+  const timeouts: RequestTimeouts = {
+    requestTimeoutMs: deps.config.limits.requestTimeoutSeconds * 1000,
+    minBytesPerSecond: deps.config.limits.requestMinBytesPerSecond,
+  };
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    http: { connectionsCheckingInterval: connectionsCheckingInterval(timeouts) },
+    clientErrorHandler,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     // Pusher HTTP API paths carry channel names (up to 164 characters) and user ids (up to 128, percent-encoded).
@@ -53,6 +60,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   if (deps.config.corsOrigins.length > 0) {
     await app.register(cors, { origin: [...deps.config.corsOrigins], allowedHeaders: ['Authorization', 'Content-Type', 'X-Socket-ID'] });
   }
+  installRequestTimeouts(app, timeouts);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: deps.config.limits.attachmentMaxBytes, files: 1, fields: 10 } });
   await app.register(swagger, {
