@@ -8,6 +8,8 @@ export const ERRORS = {
   not_sender: 403,
   not_participant: 403,
   not_found: 404,
+  /** Answered by the HTTP layer itself (http/timeouts.ts): a request that arrived too slowly. */
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
