@@ -34,6 +34,15 @@ function requireInOpenApi(route: RouteOptions, scheme: 'bearer' | 'serverKey'): 
   route.schema = { ...route.schema, security: [{ [scheme]: [] }] } as RouteOptions['schema'];
 }
 
+/**
+ * CORS, when CHAT_CORS_ORIGINS lists origins: every method and request header the API uses (X-Chat-Server-Key
+ * is not among them: the server key never belongs in a browser), Retry-After and Content-Disposition readable,
+ * preflights cached for 10 minutes. No cookies are used, so no credentials.
+ */
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Socket-ID', 'X-Request-Id'];
+export const CORS_EXPOSED_HEADERS = ['Retry-After', 'Content-Disposition'];
+
 export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   const timeouts: RequestTimeouts = {
     requestTimeoutMs: deps.config.limits.requestTimeoutSeconds * 1000,
@@ -50,7 +59,8 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     // Errors the router raises before any route runs (bad percent-encoding, an over-long path segment): the
     // same {message, code} body as every other error, not Fastify's own shape.
     frameworkErrors: (error, _request, reply) => {
-      const raw = reply as unknown as FastifyReply;
+      // These run before any hook: the headers every answer gets (below) are set here too.
+      const raw = (reply as unknown as FastifyReply).header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'no-store');
       if (error.code === 'FST_ERR_BAD_URL') return raw.status(400).send({ message: 'The URL is not valid.', code: 'bad_request' });
       return raw.status(404).send({ message: 'Not found.', code: 'not_found' });
     },
@@ -58,9 +68,22 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   app.setValidatorCompiler(validatorCompiler());
 
   if (deps.config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: [...deps.config.corsOrigins], allowedHeaders: ['Authorization', 'Content-Type', 'X-Socket-ID'] });
+    await app.register(cors, {
+      origin: [...deps.config.corsOrigins],
+      methods: CORS_METHODS,
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: 600,
+    });
   }
   installRequestTimeouts(app, timeouts);
+  // Every answer: never sniffed into another type, and not stored by caches unless the route says otherwise
+  // (attachment downloads and the web client's files set their own Cache-Control).
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Cache-Control', 'no-store');
+    done();
+  });
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: deps.config.limits.attachmentMaxBytes, files: 1, fields: 10 } });
   await app.register(swagger, {

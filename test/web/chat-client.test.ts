@@ -69,13 +69,23 @@ describe('web client in Chromium', { skip }, () => {
       // Chromium logs failed requests and the WebSocket attempts the reconnect test refuses on purpose.
       if (message.type() === 'error' && !/Failed to load resource|^WebSocket connection to .* failed/.test(message.text())) pageErrors.push(message.text());
     });
+    // Anything the page's Content-Security-Policy blocks is reported as a page error.
+    await page.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));",
+    );
     pages.push(page);
     return page;
   }
 
   /** The demo sign-in, as a person would do it; resolves when the socket is live. */
   async function signIn(page: Page, userId: number, name: string): Promise<void> {
-    await page.goto(app.baseUrl);
+    const response = await page.goto(app.baseUrl);
+    // The page comes with its Content-Security-Policy (scripts and styles of its own origin only), and its own
+    // code works under it (any violation is a page error, checked at the end).
+    const headers = response!.headers();
+    assert.match(headers['content-security-policy'] ?? '', /script-src 'self';/);
+    assert.match(headers['content-security-policy'] ?? '', /default-src 'self';/);
+    assert.equal(headers['x-content-type-options'], 'nosniff');
     await page.getByLabel('User id').fill(String(userId));
     await page.getByLabel('Name').fill(name);
     await page.getByRole('button', { name: 'Sign in (demo)' }).click();
