@@ -4,7 +4,7 @@
 // "caf" finds "Café", "Café" finds "cafe". The database folds and tokenizes (migration 004); this module
 // checks the input, pages, and marks where each result's body matches (the same folding, in JavaScript).
 import { loadHistoryItems } from '../store/read-model.js';
-import { searchMessageIds, searchUsers as findUsers } from '../store/search.js';
+import { searchMessageIds, searchUsers as findUsers, type UserPosition } from '../store/search.js';
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
@@ -100,19 +100,19 @@ function decodeMessageCursor(cursor: string): number {
   return id;
 }
 
-/** User search cursor: the last user's folded name and id (users are listed in that order). */
-const encodeUserCursor = (name: string, id: number): string => Buffer.from(JSON.stringify([name, id])).toString('base64url');
-function decodeUserCursor(cursor: string): { name: string; id: number } {
+/** User search cursor: the last user's rank, folded name and id (users are listed in that order). */
+const encodeUserCursor = (u: UserPosition): string => Buffer.from(JSON.stringify([u.rank, u.name, u.id])).toString('base64url');
+function decodeUserCursor(cursor: string): UserPosition {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString());
   } catch {
     throw badCursor();
   }
-  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
-  const [name, id] = value as unknown[];
-  if (typeof name !== 'string' || name.includes('\u0000') || !Number.isSafeInteger(id)) throw badCursor();
-  return { name, id: id as number };
+  if (!Array.isArray(value) || value.length !== 3) throw badCursor();
+  const [rank, name, id] = value as unknown[];
+  if ((rank !== 0 && rank !== 1) || typeof name !== 'string' || name.includes('\u0000') || !Number.isSafeInteger(id)) throw badCursor();
+  return { rank, name, id: id as number };
 }
 
 export interface MessageSearch {
@@ -151,7 +151,8 @@ export interface UserSearch {
 
 /**
  * Users with a word of their name starting with each word of query (case and accents folded): "ali" finds
- * "Alice Martin" and "Ali Khan", "mart al" finds "Alice Martin". By name (folded, byte order), then id.
+ * "Alice Martin", "Ali Khan" and "Nora Alič", "mart al" finds "Alice Martin". Names that begin with a word
+ * of the query first, then the others; each by name (folded, byte order), then id.
  */
 export async function searchUsers(ctx: ChatContext, _actor: Actor, search: UserSearch): Promise<Page<UserResource>> {
   const query = checkQuery('query', search.query, USER_QUERY_MAX_CHARS);
@@ -161,6 +162,6 @@ export async function searchUsers(ctx: ChatContext, _actor: Actor, search: UserS
   const last = page.at(-1);
   return {
     data: page.map((u) => ({ id: u.id, name: u.name, avatar_url: u.avatar_url })),
-    next_cursor: rows.length > search.limit && last ? encodeUserCursor(last.search_name, last.id) : null,
+    next_cursor: rows.length > search.limit && last ? encodeUserCursor({ rank: last.rank, name: last.search_name, id: last.id }) : null,
   };
 }

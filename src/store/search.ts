@@ -24,17 +24,28 @@ export interface UserMatch {
   readonly id: number;
   readonly name: string;
   readonly avatar_url: string | null;
-  /** The folded name: the order of the results, with the id (what a cursor holds). */
+  /** 0: the name begins with a word of the search; 1: a later word of the name does. Results list 0 first. */
+  readonly rank: number;
+  /** The folded name: with the rank and the id, the order of the results (what a cursor holds). */
   readonly search_name: string;
 }
 
+/** A position in the results of a user search: after this user. */
+export interface UserPosition {
+  readonly rank: number;
+  readonly name: string;
+  readonly id: number;
+}
+
 /**
- * Users with a word of their name starting with each word of `q` (case and accents folded), by folded name
- * (byte order) and id, after the position `after`: at most `limit`.
+ * Users with a word of their name beginning with each word of `q` (case and accents folded): those whose
+ * name begins with a word of `q` first, then the others, each by folded name (byte order) and id; after
+ * the position `after`, at most `limit`.
  */
-export async function searchUsers(db: DB, q: string, options: { after?: { name: string; id: number }; limit: number }): Promise<UserMatch[]> {
+export async function searchUsers(db: DB, q: string, options: { after?: UserPosition; limit: number }): Promise<UserMatch[]> {
+  const { after } = options;
   const { rows } = await sql<UserMatch>`
-    select id, name, avatar_url, search_name from parley_search_users(${q}::text, ${options.after?.name ?? null}::text,
-      ${options.after?.id ?? null}::bigint, ${options.limit}::integer)`.execute(db);
+    select rank, id, name, avatar_url, search_name from parley_search_users(${q}::text, ${after?.rank ?? null}::integer,
+      ${after?.name ?? null}::text, ${after?.id ?? null}::bigint, ${options.limit}::integer)`.execute(db);
   return rows;
 }

@@ -260,10 +260,26 @@ for (const database of DATABASES) {
         assert.ok(ids[1]! < ids[2]!, 'equal names by id');
       });
 
+      test('names that begin with a word of query come first, then the others; paging crosses from one to the other', async () => {
+        const w = word();
+        for (const name of [`Amy ${w}`, `${w}a Bob`, `${w} Zed`, `Émile ${w}`]) await named(name);
+        const [me] = newUsers(1);
+        const expected = [`${w} Zed`, `${w}a Bob`, `Amy ${w}`, `Émile ${w}`];
+        assert.deepEqual(names(await find(me, w)), expected);
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = await find(me, w, `&limit=1${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+          seen.push(...names(page));
+          cursor = page.meta.next_cursor;
+        } while (cursor !== null);
+        assert.deepEqual(seen, expected);
+      });
+
       test('bad input is 422; no token is 401', async () => {
         const [me] = newUsers(1);
         for (const query of ['', 'query=', `query=${enc('  ')}`, `query=${enc('--')}`, `query=${'a'.repeat(201)}`, 'query=a&cursor=nope',
-          `query=a&cursor=${Buffer.from('[1,2]').toString('base64url')}`, 'query=a&limit=0', 'query=a&limit=101']) {
+          `query=a&cursor=${Buffer.from('[1,2]').toString('base64url')}`, `query=a&cursor=${Buffer.from('[2,"a",2]').toString('base64url')}`, 'query=a&limit=0', 'query=a&limit=101']) {
           assertError(await app.request(me, 'GET', `/users?${query}`), 422, 'validation_failed');
         }
         assertError(await app.request(null, 'GET', '/users?query=a'), 401);
