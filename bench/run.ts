@@ -1,4 +1,4 @@
-// npm run bench -- <fanout|chat-e2e|ingest|connections|all> [--smoke]
+// npm run bench -- <fanout|chat-e2e|ingest|connections|search|all> [--smoke]
 //
 // Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
 // full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
@@ -8,6 +8,7 @@ import { chatE2e } from './benchmarks/chat-e2e.js';
 import { connections } from './benchmarks/connections.js';
 import { fanout } from './benchmarks/fanout.js';
 import { ingest } from './benchmarks/ingest.js';
+import { search } from './benchmarks/search.js';
 import { writeDocs } from './lib/docs.js';
 import { machine } from './lib/machine.js';
 import { log, openFiles } from './lib/procs.js';
@@ -28,6 +29,7 @@ const RUNNERS: Record<BenchmarkName, Runner> = {
   'chat-e2e': chatE2e,
   ingest,
   connections,
+  search,
 };
 
 const usage = `usage: npm run bench -- <${BENCHMARKS.join('|')}|all> [--smoke] [--no-docs] [--setup S]

@@ -30,6 +30,10 @@ const WHAT: Record<string, string> = {
   connections:
     '20,000 idle clients (or as many as the server process may open files for), each subscribed to its own private channel, opened by 4 client processes from 4 source addresses (127.0.0.2–5) so no single address runs out of ephemeral ports. ' +
     'Connections per second while opening; the server’s resident memory per connection once all are open and idle. Baseline: the bare `ws` server holding the same connections.',
+  search:
+    '`GET /search/messages` through the HTTP API over 1,000,000 messages in 10,000 conversations (70% direct, groups of 3 to 30) on PostgreSQL, loaded with SQL (`bench/lib/search-data.ts`): 1 to 27 words per message drawn by Zipf’s law from 30,000 words (common English words first, a few accented ones, then made-up rarer ones), 1% deleted. ' +
+    'The searchers are 20 users each in about 950 conversations (some 86,000 messages each can see). Two searches in flight, the kinds in turn: a rare, a medium and a common word, the first letters of a word, two words, an accented word typed without accents, a word in one conversation, the next page of a common word, and `GET /users` with a name beginning over 50,000 users. ' +
+    'Latency per kind and over all; CPU per search of the Parley process and of the PostgreSQL backends serving it.',
 };
 
 function analysis(): Map<string, string> {

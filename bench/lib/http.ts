@@ -4,38 +4,33 @@ import { Agent, request } from 'node:http';
 
 export interface JsonClient {
   post(path: string, token: string, body: unknown): Promise<{ status: number; text: string }>;
+  get(path: string, token: string): Promise<{ status: number; text: string }>;
   close(): void;
 }
 
 export function jsonClient(baseUrl: string, connections: number): JsonClient {
   const url = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const send = (method: string, path: string, token: string, payload: string | null): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
+      if (payload !== null) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      const req = request(
+        { agent, host: url.hostname, port: url.port, method, path: `${url.pathname}${path}`, headers, timeout: 30_000 },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('request timed out')));
+      req.on('error', reject);
+      req.end(payload ?? undefined);
+    });
   return {
-    post(path, token, body) {
-      const payload = JSON.stringify(body);
-      return new Promise((resolve, reject) => {
-        const req = request(
-          {
-            agent,
-            host: url.hostname,
-            port: url.port,
-            method: 'POST',
-            path: `${url.pathname}${path}`,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-            timeout: 30_000,
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-            res.on('error', reject);
-          },
-        );
-        req.on('timeout', () => req.destroy(new Error('request timed out')));
-        req.on('error', reject);
-        req.end(payload);
-      });
-    },
+    get: (path, token) => send('GET', path, token, null),
+    post: (path, token, body) => send('POST', path, token, JSON.stringify(body)),
     close: () => agent.destroy(),
   };
 }
