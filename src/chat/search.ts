@@ -78,11 +78,12 @@ export function highlightRanges(body: string | null, words: readonly string[]): 
 
 // ----------------------------------------------------------------------------------------------------------
 
-/** A search as given: trimmed; refused (422 on `field`) when empty, too long, or without a letter or digit. */
+/** A search as given: trimmed; refused (422 on `field`) when empty, too long, with a NUL, or without a letter or digit. */
 function checkQuery(field: string, q: string | undefined, maxChars: number): string {
   const text = (q ?? '').trim();
   if (text === '') throw invalid(field, `Give ${field}: the words to search for.`);
   if ([...text].length > maxChars) throw invalid(field, `${field} may have at most ${maxChars} characters.`);
+  if (text.includes('\u0000')) throw invalid(field, 'Text may not contain the NUL character.');
   const words = fold(text).match(WORD) ?? [];
   if (words.length === 0) throw invalid(field, `${field} has no words to search for (letters or digits).`);
   if (words.length > SEARCH_MAX_WORDS) throw invalid(field, `${field} may have at most ${SEARCH_MAX_WORDS} words.`);

@@ -194,7 +194,7 @@ for (const database of DATABASES) {
         await register(app, outsider);
         const id = await direct(app, a, b);
         const long = 'a'.repeat(1000);
-        for (const query of ['', 'q=', `q=${enc('   ')}`, `q=${enc('!!! ...')}`, `q=${long}`, `q=${enc('é'.repeat(1000))}`, 'q=x&cursor=nope', `q=x&cursor=${Buffer.from('m-1').toString('base64url')}`,
+        for (const query of ['', 'q=', `q=${enc('   ')}`, `q=${enc('!!! ...')}`, `q=${long}`, `q=${enc('é'.repeat(1000))}`, 'q=a%00b', 'q=x&cursor=nope', `q=x&cursor=${Buffer.from('m-1').toString('base64url')}`,
           'q=x&limit=0', 'q=x&limit=101', 'q=x&conversation_id=abc', 'q=x&conversation_id=0']) {
           const res = await app.request(a, 'GET', `/search/messages?${query}`);
           assertError(res, 422, 'validation_failed');
@@ -278,7 +278,7 @@ for (const database of DATABASES) {
 
       test('bad input is 422; no token is 401', async () => {
         const [me] = newUsers(1);
-        for (const query of ['', 'query=', `query=${enc('  ')}`, `query=${enc('--')}`, `query=${'a'.repeat(201)}`, 'query=a&cursor=nope',
+        for (const query of ['', 'query=', `query=${enc('  ')}`, `query=${enc('--')}`, `query=${'a'.repeat(201)}`, 'query=a%00b', 'query=a&cursor=nope',
           `query=a&cursor=${Buffer.from('[1,2]').toString('base64url')}`, `query=a&cursor=${Buffer.from('[2,"a",2]').toString('base64url')}`, 'query=a&limit=0', 'query=a&limit=101']) {
           assertError(await app.request(me, 'GET', `/users?${query}`), 422, 'validation_failed');
         }
