@@ -40,7 +40,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // A dependency that fails here stops the start with one line saying which and how to fix it (startup-errors.ts).
   let database: Database;
   try {
-    database = await openDatabase(config);
+    database = await openDatabase({ ...config, onWarning: (message) => logger.warn(message) });
     await migrateToLatest(database.db);
   } catch (err) {
     throw databaseStartupError(err, config.databaseUrl, config.dataDir);
