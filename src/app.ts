@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ChatContext } from './chat/context.js';
 import { createSendQueue } from './chat/messages.js';
 import { createPresenceService } from './chat/presence.js';
-import { createRateLimiter } from './chat/rate-limits.js';
+import { memoryRateLimiter, redisRateLimiter, type RateLimiter, type RateLimits } from './chat/rate-limits.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases } from './chat/typing.js';
 import type { Config } from './config.js';
 import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.js';
@@ -34,6 +34,34 @@ export interface App {
   listen(): Promise<number>;
   /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
   close(): Promise<void>;
+}
+
+/** The rate limits (CHAT_RATE_*): shared by the nodes through Redis when there is one, else this node's own. */
+function rateLimiter(config: Config, redis: RedisConnections | null, logger: Logger): RateLimiter {
+  const { limits } = config;
+  const perMinute: RateLimits = {
+    send: limits.sendsPerMinute,
+    typing: limits.typingPerMinute,
+    heartbeat: limits.heartbeatsPerMinute,
+    channel_auth: limits.channelAuthsPerMinute,
+    edit: limits.editsPerMinute,
+    read: limits.readsPerMinute,
+    conversation: limits.conversationChangesPerMinute,
+    upload: limits.uploadsPerMinute,
+    block: limits.blocksPerMinute,
+    write: limits.otherWritesPerMinute,
+    auth_failure: limits.authFailuresPerMinute,
+  };
+  if (!redis) return memoryRateLimiter(perMinute);
+  let warnedAt = 0;
+  return redisRateLimiter(redis, perMinute, {
+    // Redis away or slow: this node limits on its own meanwhile (fail open to the per-node limit). Said once in 10 s.
+    onError: (err) => {
+      if (Date.now() - warnedAt < 10_000) return;
+      warnedAt = Date.now();
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limits: Redis unavailable, limiting per node');
+    },
+  });
 }
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
@@ -114,12 +142,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     db: database.db,
     broadcaster,
     limits: config.limits,
-    rateLimiter: createRateLimiter({
-      send: config.limits.sendsPerMinute,
-      typing: config.limits.typingPerMinute,
-      heartbeat: config.limits.heartbeatsPerMinute,
-      channel_auth: config.limits.channelAuthsPerMinute,
-    }),
+    rateLimiter: rateLimiter(config, redis, logger),
     // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
     sends: createSendQueue({ db: database.db, broadcaster }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
   };

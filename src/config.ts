@@ -36,11 +36,19 @@ export interface Limits {
   readonly bodyMaxChars: number;
   readonly attachmentMaxBytes: number;
   readonly groupMaxParticipants: number;
-  /** Requests per user per minute, by action. */
+  /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
   readonly typingPerMinute: number;
   readonly heartbeatsPerMinute: number;
   readonly channelAuthsPerMinute: number;
+  readonly editsPerMinute: number;
+  readonly readsPerMinute: number;
+  readonly conversationChangesPerMinute: number;
+  readonly uploadsPerMinute: number;
+  readonly blocksPerMinute: number;
+  readonly otherWritesPerMinute: number;
+  /** Failed authentications per address per minute. */
+  readonly authFailuresPerMinute: number;
   /** CHAT_REQUEST_TIMEOUT_S: time for a request's headers, and for its body before it earns more (http/timeouts.ts). */
   readonly requestTimeoutSeconds: number;
   /** CHAT_REQUEST_MIN_BYTES_PER_S: each this many bytes of a body received give it one more second. */
@@ -99,6 +107,8 @@ export interface Config {
   readonly presenceSweepMs: number;
   readonly typingTimeoutMs: number;
   readonly corsOrigins: readonly string[];
+  /** CHAT_TRUSTED_PROXIES: proxies whose X-Forwarded-For names the client (Fastify's trustProxy); empty: none. */
+  readonly trustedProxies: readonly string[];
   readonly limits: Limits;
   readonly logLevel: string;
   /** CHAT_DEMO on: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
@@ -209,6 +219,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     presenceSweepMs: v.CHAT_PRESENCE_SWEEP_MS,
     typingTimeoutMs: v.CHAT_TYPING_TIMEOUT_MS,
     corsOrigins: v.CHAT_CORS_ORIGINS,
+    trustedProxies: v.CHAT_TRUSTED_PROXIES,
     limits: Object.freeze({
       bodyMaxChars: v.CHAT_BODY_MAX_CHARS,
       attachmentMaxBytes: v.CHAT_ATTACHMENT_MAX_BYTES,
@@ -217,6 +228,13 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
       heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,
       channelAuthsPerMinute: v.CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE,
+      editsPerMinute: v.CHAT_RATE_EDITS_PER_MINUTE,
+      readsPerMinute: v.CHAT_RATE_READS_PER_MINUTE,
+      conversationChangesPerMinute: v.CHAT_RATE_CONVERSATIONS_PER_MINUTE,
+      uploadsPerMinute: v.CHAT_RATE_UPLOADS_PER_MINUTE,
+      blocksPerMinute: v.CHAT_RATE_BLOCKS_PER_MINUTE,
+      otherWritesPerMinute: v.CHAT_RATE_OTHER_WRITES_PER_MINUTE,
+      authFailuresPerMinute: v.CHAT_RATE_AUTH_FAILURES_PER_MINUTE,
       requestTimeoutSeconds: v.CHAT_REQUEST_TIMEOUT_S,
       requestMinBytesPerSecond: v.CHAT_REQUEST_MIN_BYTES_PER_S,
     }),

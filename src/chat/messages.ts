@@ -85,7 +85,7 @@ export async function listMessages(
 }
 
 export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId: number, input: SendInput): Promise<SendResult> {
-  ctx.rateLimiter.consume('send', actor.userId);
+  await ctx.rateLimiter.consume('send', actor.userId);
   const body = normalizeBody(ctx, input.body);
   if (body === null && input.attachment_id == null) throw invalid('body', 'A message needs a body or an attachment.');
   const mentioned = [...new Set(input.mentioned_user_ids ?? [])];
@@ -311,7 +311,7 @@ export async function forwardMessage(
   if (targets.length > MAX_FORWARD_TARGETS) {
     throw invalid('conversation_ids', `A message may be forwarded to at most ${MAX_FORWARD_TARGETS} conversations at once.`);
   }
-  ctx.rateLimiter.consume('send', actor.userId);
+  await ctx.rateLimiter.consume('send', actor.userId);
   const now = new Date();
   const { drafts, written } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);

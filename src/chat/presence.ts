@@ -25,7 +25,7 @@ export interface PresenceService {
 export function createPresenceService(tracker: PresenceTracker): PresenceService {
   return {
     async heartbeat(ctx, actor) {
-      ctx.rateLimiter.consume('heartbeat', actor.userId);
+      await ctx.rateLimiter.consume('heartbeat', actor.userId);
       if (await tracker.beat(actor.userId)) await announce(ctx, actor.userId, true, actor.socketId);
       return { is_online: true };
     },

@@ -60,7 +60,7 @@ export function createTypingTracker(timeoutMs: number, leases: TypingLeases = me
 
   return {
     async signal(ctx, actor, conversationId, isTyping) {
-      ctx.rateLimiter.consume('typing', actor.userId);
+      await ctx.rateLimiter.consume('typing', actor.userId);
       const membership = await requireParticipant(ctx.db, conversationId, actor.userId);
       // A blocked pair cannot start typing at each other; stopping is always allowed.
       if (isTyping) await refuseIfDirectBlocked(ctx.db, membership, actor.userId);

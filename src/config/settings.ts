@@ -5,6 +5,8 @@
 // The rule for numbers: sizes, counts and durations are at least 1. A `0` means "off" only for the rows that
 // say so (the rate limits), and `PORT=0` means "any free port" (tests use it).
 
+import { isIP } from 'node:net';
+
 export class ConfigError extends Error {}
 
 /** One setting. `parse` returns undefined when the text is not a valid value. */
@@ -95,6 +97,25 @@ function list(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly st
     default: [],
     type: 'comma-separated list',
     parse: (raw) => Object.freeze(raw.split(',').map((s) => s.trim()).filter(Boolean)),
+  };
+}
+
+/** IP addresses and CIDR ranges (10.0.0.0/8, fd00::/8), comma-separated; unset or empty is []. */
+function addressList(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly string[]> {
+  const valid = (entry: string) => {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const version = isIP(address);
+    if (version === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
+  };
+  const base = list(row);
+  return {
+    ...base,
+    type: 'comma-separated IP addresses or CIDR ranges',
+    parse: (raw) => {
+      const entries = base.parse(raw);
+      return entries?.every(valid) ? entries : undefined;
+    },
   };
 }
 
@@ -349,10 +370,32 @@ export const SETTINGS = {
     meaning:
       'Each this many bytes of a request body received give it one more second, so an upload that keeps arriving at this rate (16 KiB/s, about 128 kbit/s) or faster is never cut off, whatever its size, and a trickle is.',
   }),
-  CHAT_RATE_SENDS_PER_MINUTE: ratePerMinute({ default: 600, meaning: 'Per-user, per-node limit on sends and forwards.' }),
-  CHAT_RATE_TYPING_PER_MINUTE: ratePerMinute({ default: 120, meaning: 'Per-user, per-node limit on typing signals.' }),
-  CHAT_RATE_HEARTBEATS_PER_MINUTE: ratePerMinute({ default: 30, meaning: 'Per-user, per-node limit on presence heartbeats.' }),
-  CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE: ratePerMinute({ default: 300, meaning: 'Per-user, per-node limit on channel authorizations.' }),
+  CHAT_RATE_SENDS_PER_MINUTE: ratePerMinute({ default: 600, meaning: 'Per-user limit on sends and forwards. Every rate limit counts over a sliding minute, shared by all nodes with `REDIS_URL` (else per node); over it: 429 with `Retry-After`.' }),
+  CHAT_RATE_TYPING_PER_MINUTE: ratePerMinute({ default: 120, meaning: 'Per-user limit on typing signals.' }),
+  CHAT_RATE_HEARTBEATS_PER_MINUTE: ratePerMinute({ default: 30, meaning: 'Per-user limit on presence heartbeats and offline signals.' }),
+  CHAT_RATE_CHANNEL_AUTHS_PER_MINUTE: ratePerMinute({ default: 300, meaning: 'Per-user limit on channel authorizations (`/broadcasting/auth`, `/broadcasting/user-auth`).' }),
+  CHAT_RATE_EDITS_PER_MINUTE: ratePerMinute({ default: 120, meaning: 'Per-user limit on message edits and deletions.' }),
+  CHAT_RATE_READS_PER_MINUTE: ratePerMinute({ default: 600, meaning: 'Per-user limit on read marks (`POST /conversations/{id}/read`).' }),
+  CHAT_RATE_CONVERSATIONS_PER_MINUTE: ratePerMinute({
+    default: 60,
+    meaning: 'Per-user limit on opening direct conversations, creating groups and changing them (name, avatar, participants, roles, leaving, deleting).',
+  }),
+  CHAT_RATE_UPLOADS_PER_MINUTE: ratePerMinute({ default: 60, meaning: 'Per-user limit on uploads (`POST /attachments`).' }),
+  CHAT_RATE_BLOCKS_PER_MINUTE: ratePerMinute({ default: 60, meaning: 'Per-user limit on blocks and unblocks.' }),
+  CHAT_RATE_OTHER_WRITES_PER_MINUTE: ratePerMinute({
+    default: 300,
+    meaning: 'Per-user limit on every other write of the user API (reactions, mutes, push subscriptions, ...), each request counted once.',
+  }),
+  CHAT_RATE_AUTH_FAILURES_PER_MINUTE: ratePerMinute({
+    default: 60,
+    meaning:
+      'Per-address limit on failed authentications (a missing or bad token, a bad server key): over it, those requests answer 429 instead of 401; requests that authenticate are never refused. The address is the client\'s (its /64 for IPv6), see `CHAT_TRUSTED_PROXIES` behind a proxy.',
+  }),
+  CHAT_TRUSTED_PROXIES: addressList({
+    defaultText: 'empty (none)',
+    meaning:
+      'Addresses or CIDR ranges of reverse proxies (e.g. `127.0.0.1,10.0.0.0/8`) whose `X-Forwarded-For` gives the client\'s address, for the failed-authentication limit and the logs. Empty: the address that connected is the client\'s.',
+  }),
   LOG_LEVEL: oneOf(LOG_LEVELS, { default: 'info', meaning: 'pino level. `debug` also prints the stack of a startup failure.' }),
   CHAT_DEMO: boolean({
     default: false,

@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
+import { limitFailedAuthentication, limitWrites } from './rate-limits.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { wellFormedBody } from './text.js';
@@ -54,6 +55,8 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     clientErrorHandler,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
+    // request.ip: the client's address, from X-Forwarded-For only when a trusted proxy (CHAT_TRUSTED_PROXIES) sent it.
+    ...(deps.config.trustedProxies.length > 0 ? { trustProxy: [...deps.config.trustedProxies] } : {}),
     // Pusher HTTP API paths carry channel names (up to 164 characters) and user ids (up to 128, percent-encoded).
     routerOptions: { maxParamLength: 512 },
     // Errors the router raises before any route runs (bad percent-encoding, an over-long path segment): the
@@ -115,14 +118,15 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
     await api.register(clientRoutes, deps); // no credential: client-config, and the demo sign-in when CHAT_DEMO=1
 
     await api.register(async (users) => {
-      users.addHook('onRequest', userAuthenticator(deps.config, deps.chat.db));
+      users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
+      users.addHook('onRequest', limitWrites(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
       for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes]) {
         await users.register(routes, deps);
       }
     });
     await api.register(async (server) => {
-      server.addHook('onRequest', serverKeyAuthenticator(deps.config.serverKey));
+      server.addHook('onRequest', limitFailedAuthentication(serverKeyAuthenticator(deps.config.serverKey), deps.chat.rateLimiter));
       server.addHook('onRoute', (route) => requireInOpenApi(route, 'serverKey'));
       await server.register(serverRoutes, deps);
     });

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createSendQueue } from '../../src/chat/messages.js';
 import type { ChatContext } from '../../src/chat/context.js';
 import { createPresenceService } from '../../src/chat/presence.js';
-import { createRateLimiter } from '../../src/chat/rate-limits.js';
+import { memoryRateLimiter, NO_RATE_LIMITS } from '../../src/chat/rate-limits.js';
 import { loadConfig } from '../../src/config.js';
 import { createBroadcaster } from '../../src/events/broadcaster.js';
 import { memoryPresenceTracker } from '../../src/presence/tracker.js';
@@ -24,7 +24,7 @@ test('an offline the sweep could not announce (database down) is announced by a 
     db,
     broadcaster,
     limits: loadConfig(SECRETS).limits,
-    rateLimiter: createRateLimiter({ send: 0, typing: 0, heartbeat: 0, channel_auth: 0 }),
+    rateLimiter: memoryRateLimiter(NO_RATE_LIMITS),
     sends: createSendQueue({ db, broadcaster }, { lanes: 1 }),
   };
   const tracker = memoryPresenceTracker(1_000);

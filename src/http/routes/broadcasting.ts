@@ -20,7 +20,7 @@ export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     },
   }, async (request) => {
     const { socket_id: socketId, channel_name: channelName } = request.body;
-    chat.rateLimiter.consume('channel_auth', request.actor.userId);
+    await chat.rateLimiter.consume('channel_auth', request.actor.userId);
     if (!isValidSocketId(socketId)) throw refuse('The socket_id is not valid.');
     const channel = parseChatChannel(channelName);
     if (!channel) throw refuse('This channel cannot be subscribed to.');
@@ -44,7 +44,7 @@ export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
       response: { 200: Type.Object({ auth: Type.String(), user_data: Type.String() }), ...userErrors },
     },
   }, async (request) => {
-    chat.rateLimiter.consume('channel_auth', request.actor.userId);
+    await chat.rateLimiter.consume('channel_auth', request.actor.userId);
     if (!isValidSocketId(request.body.socket_id)) throw refuse('The socket_id is not valid.');
     return channels.authenticateUser(request.body.socket_id, request.actor);
   });

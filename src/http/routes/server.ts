@@ -7,7 +7,7 @@ import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, Id } from '../schemas.js';
 
 const tags = ['server'];
-const serverErrors = { 401: ErrorBody, 422: ErrorBody };
+const serverErrors = { 401: ErrorBody, 422: ErrorBody, 429: ErrorBody }; // 429: failed authentications from one address
 
 export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, tokens }) => {
   app.put('/users/:id', {
