@@ -52,7 +52,10 @@ function setHeaders(reply: FastifyReply, path: string): void {
 export const webRoutes: FastifyPluginAsync<WebDeps> = async (app, options) => {
   const root = resolve(options.root ?? defaultWebRoot());
   if (!existsSync(join(root, 'index.html'))) {
-    app.log.info({ root }, 'web client not built, so / serves nothing: run `npm run build` (or `npx vite build web`) to build it');
+    // Said once the server listens: a start that fails says only why it failed, in one line.
+    app.addHook('onListen', async () => {
+      app.log.info({ root }, 'web client not built, so / serves nothing: run `npm run build` (or `npx vite build web`) to build it');
+    });
     return;
   }
   await app.register(fastifyStatic, {
