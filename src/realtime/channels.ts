@@ -28,6 +28,10 @@ export interface PresenceSnapshot {
 export interface RegistryEvents {
   /** A user's last connection left a presence channel (unsubscribe, close, or dropped by the server). */
   memberRemoved(channel: string, userId: string): void;
+  /** The channel's first subscriber on this node. */
+  channelOccupied?(channel: string): void;
+  /** The channel's last subscriber on this node left. */
+  channelVacated?(channel: string): void;
 }
 
 interface RosterEntry {
@@ -52,9 +56,11 @@ export class ChannelRegistry {
   /** Adds (or re-records) a subscription. Subscribing twice is harmless; a known user id replaces an unknown one. */
   subscribe(subscriber: Subscriber, channel: string, userId?: string): void {
     let members = this.channels.get(channel);
+    let occupied = false;
     if (members === undefined) {
       members = new Map();
       this.channels.set(channel, members);
+      occupied = true;
     }
     if (!members.has(subscriber)) {
       this.subscriptionCount++;
@@ -63,6 +69,7 @@ export class ChannelRegistry {
     } else if (userId !== undefined) {
       members.set(subscriber, userId);
     }
+    if (occupied) this.events.channelOccupied?.(channel);
   }
 
   /**
@@ -106,8 +113,11 @@ export class ChannelRegistry {
     members.delete(subscriber);
     this.subscriptionCount--;
     subscriber.channels.delete(channel);
-    if (members.size === 0) this.channels.delete(channel);
     if (userId !== undefined) this.leaveRoster(channel, userId);
+    if (members.size === 0) {
+      this.channels.delete(channel);
+      this.events.channelVacated?.(channel); // after member_removed, as on Pusher
+    }
     return true;
   }
 

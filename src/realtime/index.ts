@@ -18,6 +18,8 @@ import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
 import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
 import type { SharedPresence } from './shared-presence.js';
+import type { SharedOccupancy } from './fanout/redis-occupied.js';
+import type { WebhookEvent, WebhookSender } from './webhooks.js';
 
 export interface RealtimeOptions {
   appKey: string;
@@ -50,6 +52,10 @@ export interface RealtimeOptions {
   revocableChannelPrefixes?: readonly string[];
   /** Where pending authorizations are kept; default in memory (one node). */
   ledger?: AuthorizationLedger;
+  /** Pusher webhooks (channel_occupied, channel_vacated, member_added, member_removed, client_event); default none. */
+  webhooks?: WebhookSender;
+  /** With several nodes: decides channel_occupied/channel_vacated once per cluster (needs sharedPresence for members). */
+  sharedOccupancy?: SharedOccupancy;
   logger: Logger;
 }
 
@@ -77,7 +83,7 @@ export interface RealtimeStats {
 }
 
 export interface RealtimeServer {
-  /** Call from the http server's 'upgrade' event. Returns false (and does nothing) if the path is not /app/... so the caller can destroy the socket. */
+  /** Call from the http server's 'upgrade' event. Answers every upgrade (a path outside /app/ with HTTP 404) and returns true. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /**
    * Deliver one event to every socket subscribed to each channel (full channel names, e.g. 'private-chat.user.7'),
@@ -158,9 +164,28 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(frame), exceptSocketId);
     relay?.({ channel, frame, exceptSocketId });
   }
-  const memberRemoved = (channel: string, userId: string): void =>
+  const webhooks = options.webhooks;
+  const webhook = webhooks && ((event: WebhookEvent): void => webhooks.enqueue(event));
+  const occupancy = options.sharedOccupancy;
+  /** Occupancy changes, for the webhooks: on one node the registry decides; with several, the shared count. */
+  function occupancyChanged(channel: string, occupied: boolean): void {
+    if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
+    const name = occupied ? 'channel_occupied' : 'channel_vacated';
+    if (occupancy === undefined) return webhook({ name, channel });
+    const deciding = (occupied ? occupancy.occupy(channel) : occupancy.vacate(channel)).then(
+      (changed) => changed && webhook({ name, channel }),
+      (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
+    );
+    pendingLeaves.add(deciding);
+    void deciding.finally(() => pendingLeaves.delete(deciding));
+  }
+  const memberRemoved = (channel: string, userId: string): void => {
     deliver(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
+    webhook?.({ name: 'member_removed', channel, user_id: userId });
+  };
   const registry = new ChannelRegistry({
+    channelOccupied: (channel) => occupancyChanged(channel, true),
+    channelVacated: (channel) => occupancyChanged(channel, false),
     memberRemoved(channel, userId) {
       if (shared === undefined) return memberRemoved(channel, userId);
       // This node's last tab of the user: gone from the channel only if no other node holds it.
@@ -172,11 +197,18 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       void leaving.finally(() => pendingLeaves.delete(leaving));
     },
   });
-  const sweep = shared && setInterval(() => {
-    shared.sweep().then(
+  const sweep = (shared || (occupancy && webhook)) && setInterval(() => {
+    shared?.sweep().then(
       (gone) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId)),
       (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'),
     );
+    // A node that died without shutting down: the channels only it held are vacated now.
+    if (occupancy && webhook) {
+      occupancy.sweep().then(
+        (vacated) => vacated.forEach((channel) => webhook({ name: 'channel_vacated', channel })),
+        (err: unknown) => logger.warn({ err }, 'shared occupancy sweep failed'),
+      );
+    }
   }, PRESENCE_SWEEP_MS);
   sweep?.unref();
   const remembered = options.ledger ?? new RememberedSubscribers(REMEMBER_TTL_MS);
@@ -205,6 +237,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       },
       sharedPresence: shared,
       deliver,
+      ...(webhook ? { webhook } : {}),
       logger,
     },
   });
@@ -288,6 +321,15 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
         });
         for (const { channel, userId } of gone) memberRemoved(channel, userId);
       }
+      if (occupancy && webhook) {
+        await Promise.all(pendingLeaves);
+        const vacated = await occupancy.withdraw().catch((err: unknown) => {
+          logger.warn({ err }, 'withdrawing shared occupancy failed');
+          return [];
+        });
+        for (const channel of vacated) webhook({ name: 'channel_vacated', channel });
+      }
+      await webhooks?.close();
     },
   };
 }

@@ -83,7 +83,7 @@ class RawClient {
   /** Proves nothing else was queued for this socket: the very next frame is the answer to a ping. */
   async assertNothingElse(): Promise<void> {
     this.send({ event: 'pusher:ping', data: {} });
-    assert.equal(await this.next(), '{"event":"pusher:pong","data":"{}"}');
+    assert.equal(await this.next(), '{"event":"pusher:pong","data":{}}');
   }
 }
 
@@ -110,7 +110,7 @@ async function signedIn(app: TestApp, userId: string): Promise<RawClient> {
   const client = await RawClient.connect(app);
   const { auth, user_data } = sdkFor(app).authenticateUser(client.socketId, { id: userId });
   client.send({ event: 'pusher:signin', data: { auth, user_data } });
-  assert.equal(await client.next(), JSON.stringify({ event: 'pusher:signin_success', data: JSON.stringify({ user_data }) }));
+  assert.equal(await client.next(), JSON.stringify({ event: 'pusher:signin_success', data: { user_data } }));
   return client;
 }
 
@@ -234,6 +234,18 @@ describe('the Pusher HTTP API, with the official server SDK against a running Pa
       await y.assertNothingElse();
     });
 
+    test('a batch where no event asks for info is answered with exactly {}', async () => {
+      const x = await subscribed(app, 'batch-plain');
+      const response = await sdk.triggerBatch([
+        { channel: 'batch-plain', name: 'first', data: { n: 1 } },
+        { channel: 'batch-plain', name: 'second', data: { n: 2 } },
+      ]);
+      assert.equal(response.status, 200);
+      assert.equal(await response.text(), '{}');
+      assert.equal(await x.next(), eventFrame('first', 'batch-plain', '{"n":1}'));
+      assert.equal(await x.next(), eventFrame('second', 'batch-plain', '{"n":2}'));
+    });
+
     test("sendToUser reaches the user's signed-in sockets and no one else's", async () => {
       const [seven, eight] = await Promise.all([signedIn(app, '7'), signedIn(app, '8')]);
       const response = await sdk.sendToUser('7', 'notice', { text: 'for 7' });
@@ -309,9 +321,9 @@ describe('the Pusher HTTP API, with the official server SDK against a running Pa
       assert.equal(response.status, 200);
       assert.deepEqual(await response.json(), {});
       for (const client of [first, second]) {
-        const error = JSON.parse(await client.next()) as { event: string; data: string };
+        const error = JSON.parse(await client.next()) as { event: string; data: { code: number } };
         assert.equal(error.event, 'pusher:error');
-        assert.equal((JSON.parse(error.data) as { code: number }).code, 4009);
+        assert.equal(error.data.code, 4009);
         assert.equal((await client.closed).code, 4009);
       }
       await other.assertNothingElse();

@@ -76,11 +76,12 @@ describe('connecting', () => {
     assert.equal((await unsupported.closed).code, 4007);
   });
 
-  test('handleUpgrade declines paths outside /app/ so the caller can destroy the socket', async () => {
+  test('an upgrade to a path outside /app/ is answered with HTTP 404, not a dropped socket', async () => {
     const h = await start();
     const ws = new WebSocket(h.url('/elsewhere'));
-    const [err] = (await once(ws, 'error')) as [Error];
-    assert.match(err.message, /socket hang up|ECONNRESET/);
+    const [, res] = (await once(ws, 'unexpected-response')) as [ClientRequest, IncomingMessage];
+    assert.equal(res.statusCode, 404);
+    res.resume(); // the server ends the response and the connection itself
     assert.equal(h.rt.stats().connections, 0);
   });
 });
@@ -158,7 +159,7 @@ describe('subscriptions', () => {
     client.subscribe('private-chat.user.7', `${APP_KEY}:${'0'.repeat(64)}`);
     assert.equal(
       await client.next(),
-      '{"event":"pusher:subscription_error","channel":"private-chat.user.7","data":"{\\"type\\":\\"AuthError\\",\\"error\\":\\"Invalid channel signature\\",\\"status\\":401}"}',
+      '{"event":"pusher:subscription_error","channel":"private-chat.user.7","data":{"type":"AuthError","error":"Invalid channel signature","status":401}}',
     );
     await client.assertNextIsPong();
     assert.equal(h.rt.stats().subscriptions, 0);
@@ -190,9 +191,9 @@ describe('subscriptions', () => {
     const h = await start();
     const { client } = await RawClient.established(h.url());
     client.subscribe('bad channel!');
-    const frame = JSON.parse(await client.next()) as { event: string; data: string };
+    const frame = JSON.parse(await client.next()) as { event: string; data: { status: number } };
     assert.equal(frame.event, 'pusher:subscription_error');
-    assert.equal((JSON.parse(frame.data) as { status: number }).status, 400);
+    assert.equal(frame.data.status, 400);
   });
 
   test('a subscription beyond maxChannelsPerConnection is refused with 429', async () => {
@@ -203,9 +204,9 @@ describe('subscriptions', () => {
       assert.equal(await client.next(), succeeded(channel));
     }
     client.subscribe('c');
-    const frame = JSON.parse(await client.next()) as { event: string; data: string };
+    const frame = JSON.parse(await client.next()) as { event: string; data: { status: number } };
     assert.equal(frame.event, 'pusher:subscription_error');
-    assert.equal((JSON.parse(frame.data) as { status: number }).status, 429);
+    assert.equal(frame.data.status, 429);
     client.subscribe('a'); // re-subscribing to a channel it holds is not a new one
     assert.equal(await client.next(), succeeded('a'));
   });
@@ -325,7 +326,8 @@ describe('dropping a user', () => {
 describe('keepalive, limits and shutdown', () => {
   test('an idle socket gets pusher:ping and is closed with 4201 when it never answers', async () => {
     const h = await start({ activityTimeoutSeconds: 0.1, pongTimeoutSeconds: 0.1 });
-    const { client } = await RawClient.established(h.url());
+    // autoPong off: this client answers neither the pusher:ping nor the WebSocket ping.
+    const { client } = await RawClient.established(h.url(), { autoPong: false });
     assert.equal(await client.next(), '{"event":"pusher:ping","data":"{}"}');
     assert.equal(await client.next(), pusherError(4201, 'Pong reply not received'));
     assert.equal((await client.closed).code, 4201);
@@ -338,6 +340,24 @@ describe('keepalive, limits and shutdown', () => {
       assert.equal(await client.next(), '{"event":"pusher:ping","data":"{}"}');
       client.send({ event: 'pusher:pong', data: {} });
     }
+    assert.equal(client.ws.readyState, WebSocket.OPEN);
+  });
+
+  test('the idle ping is a pusher:ping and a WebSocket ping together', async () => {
+    const h = await start({ activityTimeoutSeconds: 0.1, pongTimeoutSeconds: 0.1 });
+    const { client } = await RawClient.established(h.url());
+    const wsPing = once(client.ws, 'ping');
+    assert.equal(await client.next(), '{"event":"pusher:ping","data":"{}"}');
+    await wsPing;
+  });
+
+  test('a client that answers only WebSocket pings (ws answers them itself) is never closed with 4201', async () => {
+    const h = await start({ activityTimeoutSeconds: 0.1, pongTimeoutSeconds: 0.1 });
+    const { client } = await RawClient.established(h.url());
+    let pings = 0;
+    client.ws.on('ping', () => pings++);
+    // It never sends a frame: only the automatic WebSocket pongs reach the server.
+    await waitFor(() => pings >= 4, 3000);
     assert.equal(client.ws.readyState, WebSocket.OPEN);
   });
 

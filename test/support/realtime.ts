@@ -124,19 +124,19 @@ export class RawClient {
   }
 }
 
-export const PONG = '{"event":"pusher:pong","data":"{}"}';
+export const PONG = '{"event":"pusher:pong","data":{}}';
 
 /** The exact pusher_internal:subscription_succeeded of a public, private or encrypted channel. */
 export const succeeded = (channel: string): string =>
   `{"event":"pusher_internal:subscription_succeeded","channel":${JSON.stringify(channel)},"data":"{}"}`;
 
-/** The exact pusher:error frame (no channel). */
+/** The exact pusher:error frame (no channel; `data` an object, as on hosted Pusher). */
 export const pusherError = (code: number, message: string): string =>
-  JSON.stringify({ event: 'pusher:error', data: JSON.stringify({ code, message }) });
+  `{"event":"pusher:error","data":{"code":${code},"message":${JSON.stringify(message)}}}`;
 
-/** The exact pusher:subscription_error frame. */
+/** The exact pusher:subscription_error frame (`data` an object). */
 export const subscriptionError = (channel: string, type: string, error: string, status: number): string =>
-  JSON.stringify({ event: 'pusher:subscription_error', channel, data: JSON.stringify({ type, error, status }) });
+  `{"event":"pusher:subscription_error","channel":${JSON.stringify(channel)},"data":{"type":${JSON.stringify(type)},"error":${JSON.stringify(error)},"status":${status}}}`;
 
 /** A pusher-js client on the harness; by default private channels are signed with rt.authorize. */
 export function pusherClient(h: Harness, options: Partial<PusherOptions> = {}, key = APP_KEY): PusherClient {

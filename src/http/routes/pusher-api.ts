@@ -84,7 +84,9 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
       wanted.length > 0 ? occupancyOf(backend, wanted) : undefined,
       ...events.map((e) => backend.publish(e.channels, e.name, e.data, e.socketId)),
     ]);
-    return { batch: events.map((e) => (report && e.info.size > 0 ? attributes(report, e.channels[0]!, e.info) : {})) };
+    // Pusher's reference: an empty hash, unless some event asked for info (then one entry per event, in order).
+    if (report === undefined) return {};
+    return { batch: events.map((e) => (e.info.size > 0 ? attributes(report, e.channels[0]!, e.info) : {})) };
   });
 
   app.get('/apps/:appId/channels', route, async (request) => {

@@ -1,6 +1,7 @@
 // client-* events: a subscribed socket talks to the other subscribers of a private or presence channel
-// directly (Echo's whisper). Pusher's rules: only on private-* and presence-* channels (not encrypted ones:
-// the server cannot encrypt), only from a socket subscribed to the channel, never echoed to the sender,
+// directly (Echo's whisper). Pusher's rules: only on private-* and presence-* channels (private-encrypted-*
+// included: the sending client encrypts the payload with the channel's shared secret, and the server relays it
+// as it came, like every event there), only from a socket subscribed to the channel, never echoed to the sender,
 // rate limited per connection; presence channels add the sender's user_id. Every refusal is a non-fatal
 // pusher:error 4301 and nothing is delivered.
 
@@ -9,6 +10,7 @@ import { channelTypeOf } from './channel-types.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
 import { clientEventFrame, type ClientFrame } from './frames.js';
+import type { WebhookEvent } from '../webhooks.js';
 
 export interface ClientEventSettings {
   readonly enabled: boolean;
@@ -25,6 +27,8 @@ interface Context {
   readonly clientEvents: ClientEventSettings;
   /** Delivers a frame to a channel's subscribers on every node but one socket. */
   readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
+  /** Queues a webhook (client_event); absent when no webhook is configured. */
+  readonly webhook?: (event: WebhookEvent) => void;
 }
 
 export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientFrame): void {
@@ -34,7 +38,7 @@ export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientF
   const channel = frame.channel;
   if (channel === undefined) return reject('A client event needs a channel');
   const type = channelTypeOf(channel);
-  if (type !== 'private' && type !== 'presence') return reject('Client events are only allowed on private and presence channels');
+  if (type === 'public') return reject('Client events are only allowed on private, private-encrypted and presence channels');
   if (settings.refusedChannelPrefixes.some((prefix) => channel.startsWith(prefix))) {
     return reject('Client events are not allowed on this channel');
   }
@@ -46,4 +50,6 @@ export function handleClientEvent(ctx: Context, conn: Connection, frame: ClientF
 
   const userId = type === 'presence' ? ctx.registry.subscriberUserId(conn, channel) : undefined;
   ctx.deliver(channel, clientEventFrame(frame.event, channel, data, userId), conn.id);
+  // Sent by the sender's node only, so once per cluster.
+  ctx.webhook?.({ name: 'client_event', channel, event: frame.event, data, socket_id: conn.id, ...(userId === undefined ? {} : { user_id: userId }) });
 }

@@ -137,6 +137,11 @@ export class Connection {
     (this.ws as unknown as SocketHolder)._socket?.uncork();
   }
 
+  /** A WebSocket-level ping: every WebSocket library answers it with a pong by itself. */
+  ping(): void {
+    if (this.isOpen) this.ws.ping();
+  }
+
   /** Counts one client event; false when this second's allowance is spent. */
   takeClientEvent(perSecond: number, now = performance.now()): boolean {
     if (now - this.clientEventWindowStart >= 1000) {

@@ -3,7 +3,7 @@
 // whether the socket is closed: pusher-js maps the close code to "refused" (4000–4099),
 // "backoff" (4100–4199) or "retry" (4200–4299); 4300–4399 are reported but leave the socket open.
 
-import { encodeFrame } from './frames.js';
+import { encodeObjectFrame } from './frames.js';
 
 export const PusherErrorCode = {
   /** Wrong app key in /app/{key}. */
@@ -48,8 +48,8 @@ export class PusherError extends Error {
     return isFatal(this.code);
   }
 
-  /** The one `pusher:error` frame this error becomes (data is a JSON string, like every server frame). */
+  /** The one `pusher:error` frame this error becomes (`data` an object, as hosted Pusher sends it). */
   toFrame(): string {
-    return encodeFrame('pusher:error', { code: this.code, message: this.message });
+    return encodeObjectFrame('pusher:error', { code: this.code, message: this.message });
   }
 }

@@ -1,6 +1,9 @@
 // Frame codec for Pusher protocol v7.
-// Server → client: {"event": ..., "channel"?: ..., "data": "<JSON text>"}. `data` is always a string
-// holding JSON (pusher-js JSON-parses it a second time), so an object payload is encoded twice.
+// Server → client: {"event": ..., "channel"?: ..., "data": "<JSON text>"} for connection_established,
+// pusher_internal:* and channel events: `data` is a string holding JSON (pusher-js JSON-parses it a second
+// time), so an object payload is encoded twice. pusher:error, pusher:subscription_error, pusher:signin_success
+// and pusher:pong carry `data` as a plain object, as hosted Pusher sends them (the Swift, Java and Flutter
+// clients parse an object there; pusher-js takes either): see encodeObjectFrame.
 // Client → server: pusher-js sends `data` as an object, other clients as a JSON string; both are
 // accepted. Parsing never throws: a bad frame is a value the caller turns into a pusher:error.
 
@@ -41,6 +44,11 @@ export function clientEventFrame(event: string, channel: string, dataText: strin
 
 export function encodeFrame(event: string, data: unknown, channel?: string): string {
   return frameWithEncodedData(event, encodeData(data), channel);
+}
+
+/** A frame whose `data` is the object itself, not its JSON text (pusher:error, subscription_error, signin_success, pong). */
+export function encodeObjectFrame(event: string, data: object, channel?: string): string {
+  return channel === undefined ? JSON.stringify({ event, data }) : JSON.stringify({ event, channel, data });
 }
 
 export function parseClientFrame(text: string): ParsedFrame {

@@ -15,11 +15,12 @@ import type { Logger } from 'pino';
 import type { ChannelRegistry, PresenceMember, PresenceSnapshot } from '../channels.js';
 import type { SharedJoin, SharedPresence } from '../shared-presence.js';
 import type { AuthorizationLedger } from '../remembered-subscribers.js';
+import type { WebhookEvent } from '../webhooks.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import { handleClientEvent, type ClientEventSettings } from './client-events.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
-import { encodeFrame, parseClientFrame, stringField, type ClientFrame } from './frames.js';
+import { encodeFrame, encodeObjectFrame, parseClientFrame, stringField, type ClientFrame } from './frames.js';
 import { verifyChannelAuth } from './signature.js';
 import { SERVER_TO_USER_PREFIX, handleSignin, serverToUserChannel } from './signin.js';
 
@@ -40,6 +41,8 @@ export interface HandlerContext {
   readonly sharedPresence?: SharedPresence;
   /** Delivers a frame to a channel's subscribers on every node, except one socket (client events, presence changes). */
   readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
+  /** Queues a webhook (member_added, client_event); absent when no webhook is configured. */
+  readonly webhook?: (event: WebhookEvent) => void;
   readonly logger: Logger;
 }
 
@@ -50,7 +53,7 @@ interface SubscriptionError {
   readonly status: number;
 }
 
-const PONG = encodeFrame('pusher:pong', {});
+const PONG = encodeObjectFrame('pusher:pong', {});
 /** Pusher's limit on a presence user id. */
 const MAX_USER_ID_LENGTH = 128;
 
@@ -168,7 +171,7 @@ function subscribePresence(ctx: HandlerContext, conn: Connection, channel: strin
   const firstConnection = registry.join(conn, channel, member);
   conn.send(presenceSucceeded(channel, registry.presence(channel)));
   // Everyone else learns of a new member once, however many tabs it opens.
-  if (firstConnection) ctx.deliver(channel, memberAdded(channel, member), conn.id);
+  if (firstConnection) announceMember(ctx, channel, member, conn.id);
 }
 
 /**
@@ -190,7 +193,7 @@ function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, co
         if (conn.isOpen) refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
         return;
       }
-      if (result.first) ctx.deliver(channel, memberAdded(channel, member), conn.id);
+      if (result.first) announceMember(ctx, channel, member, conn.id); // decided once per cluster
       if (conn.isOpen) conn.send(presenceSucceeded(channel, result.members));
       registry.activate(conn, channel);
     },
@@ -200,6 +203,12 @@ function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, co
       if (conn.isOpen) refuse(ctx, conn, channel, { type: 'PresenceError', error: 'Presence could not be updated; retry', status: 503 });
     },
   );
+}
+
+/** A user new to a presence channel: the other subscribers are told, and member_added is queued for the webhooks. */
+function announceMember(ctx: HandlerContext, channel: string, member: PresenceMember, socketId: string): void {
+  ctx.deliver(channel, memberAdded(channel, member), socketId);
+  ctx.webhook?.({ name: 'member_added', channel, user_id: member.userId });
 }
 
 const presenceSucceeded = (channel: string, presence: PresenceSnapshot): string =>
@@ -247,5 +256,5 @@ function unsubscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame):
 
 function refuse(ctx: HandlerContext, conn: Connection, channel: string, error: SubscriptionError): void {
   ctx.logger.debug({ socketId: conn.id, channel, reason: error.type }, 'subscription refused');
-  conn.send(encodeFrame('pusher:subscription_error', error, channel));
+  conn.send(encodeObjectFrame('pusher:subscription_error', error, channel));
 }

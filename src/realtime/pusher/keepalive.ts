@@ -1,6 +1,7 @@
-// Protocol-level keepalive. A socket that has been silent for `activityMs` gets a pusher:ping;
-// if it stays silent for `pongMs` more, it is closed with 4201 so pusher-js reconnects at once.
-// Any inbound traffic counts as a reply. One timer per connection, re-armed only when it fires
+// Keepalive. A socket that has been silent for `activityMs` gets a ping (the server sends both a pusher:ping and a
+// WebSocket-level ping: a client that answers only one of them is alive); if it stays silent for `pongMs` more,
+// it is closed with 4201 so pusher-js reconnects at once. Any inbound traffic counts as a reply: a frame, a
+// WebSocket pong or ping. One timer per connection, re-armed only when it fires
 // (touch() is a single assignment on the message path), unref'd so it never holds the process.
 
 export class Keepalive {

@@ -2,7 +2,10 @@
 // handlers.ts; what an error looks like on the wire in errors.ts.
 //
 // - Path /app/{key}: a wrong key is answered with pusher:error 4001 and close 4001 after the
-//   upgrade, because that is how pusher-js learns not to retry.
+//   upgrade, because that is how pusher-js learns not to retry. A path under /app/ that is not /app/{key}
+//   gets pusher:error 4005 and close 4005; an upgrade to any other path is answered with HTTP 404.
+// - Keepalive (keepalive.ts): the idle ping is a pusher:ping and a WebSocket ping together, and a WebSocket
+//   pong counts as activity, so clients that rely on either keep their connection.
 // - Oversize frames: a frame above maxMessageBytes gets a pusher:error 4300 naming the limit, then close 1009
 //   "Message too big (limit N bytes)"; pusher-js reconnects after 1 s. To bound memory, ws's own maxPayload is
 //   twice the limit: it stops reading a larger frame as soon as its length header arrives (nothing is
@@ -62,7 +65,10 @@ export class PusherServer {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (!path.startsWith('/app/')) return false;
+    if (!path.startsWith('/app/')) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 28\r\n\r\nNo WebSocket endpoint here.\n');
+      return true;
+    }
 
     if (this.closing !== undefined) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -154,7 +160,10 @@ export class PusherServer {
     const keepalive = new Keepalive(
       this.options.activityTimeoutSeconds * 1000,
       this.options.pongTimeoutSeconds * 1000,
-      () => conn.send(this.ping),
+      () => {
+        conn.send(this.ping);
+        conn.ping();
+      },
       () => conn.fail(new PusherError(PusherErrorCode.PongNotReceived, 'Pong reply not received')),
     );
     const touch = (): void => keepalive.touch();

@@ -1,12 +1,14 @@
 // pusher:signin (user authentication): the app's server signs `socket_id::user::user_data` and the client
 // sends {auth, user_data}. A signed-in socket receives what is sent to `#server-to-user-{id}` (a channel no
 // client can subscribe to by name) and can be closed through the HTTP API's terminate_connections.
-// A bad sign-in closes the socket with 4009, as Pusher does.
+// A bad sign-in closes the socket with 4009, as Pusher does. A connection is one user's: signing in again as
+// the same user is answered again, as a different user it is a failed sign-in (4009, closed), never a move
+// of the socket to another user's channel. pusher:signin_success carries `data` as an object, as on Pusher.
 
 import type { ChannelRegistry } from '../channels.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
-import { encodeFrame, stringField, type ClientFrame } from './frames.js';
+import { encodeObjectFrame, stringField, type ClientFrame } from './frames.js';
 import { userSignedString, verifyAuth } from './signature.js';
 
 export const SERVER_TO_USER_PREFIX = '#server-to-user-';
@@ -30,10 +32,14 @@ export function handleSignin(ctx: Context, conn: Connection, frame: ClientFrame)
   const userId = userIdOf(userData);
   if (userId === undefined) return refuse('user_data must be a JSON object with a non-empty string id');
 
-  if (conn.signedInUserId !== undefined) ctx.registry.unsubscribe(conn, serverToUserChannel(conn.signedInUserId));
-  conn.signedInUserId = userId;
-  ctx.registry.subscribe(conn, serverToUserChannel(userId), userId);
-  conn.send(encodeFrame('pusher:signin_success', { user_data: userData }));
+  if (conn.signedInUserId !== undefined && conn.signedInUserId !== userId) {
+    return refuse('This connection is already signed in as another user');
+  }
+  if (conn.signedInUserId === undefined) {
+    conn.signedInUserId = userId;
+    ctx.registry.subscribe(conn, serverToUserChannel(userId), userId);
+  }
+  conn.send(encodeObjectFrame('pusher:signin_success', { user_data: userData }));
 }
 
 function userIdOf(userData: string): string | undefined {
