@@ -2,13 +2,16 @@
 // conversation where a message carries them.
 import type { Readable } from 'node:stream';
 import type { AttachmentStorage, StoredFile } from '../store/attachment-storage.js';
-import { attachmentSharedWith, findAttachment, insertAttachment } from '../store/attachments.js';
+import { attachmentBytesOf, attachmentSharedWith, findAttachment, insertAttachment } from '../store/attachments.js';
+import { lockUsers } from '../store/locks.js';
+import { inTransaction } from '../store/transaction.js';
 import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
 import type { AttachmentResource } from './resources.js';
 import { attachmentResource } from '../store/read-model.js';
 import { wellFormed } from './text.js';
+import { describeImage, IMAGE_TYPES, type ImageInfo } from './images.js';
 
 const OCTET_STREAM = 'application/octet-stream';
 /** RFC 9110 `token`: the syntax of a media type's type and subtype. */
@@ -70,25 +73,55 @@ export interface Upload {
 }
 
 export async function uploadAttachment(ctx: ChatContext, storage: AttachmentStorage, actor: Actor, upload: Upload): Promise<AttachmentResource> {
-  const { key, size } = await storage.put(upload.file);
-  if (upload.file.truncated) {
-    await storage.delete(key);
-    throw new ChatError('payload_too_large', `An attachment may be at most ${ctx.limits.attachmentMaxBytes} bytes.`);
+  const quota = ctx.limits.uploadQuotaBytes;
+  // A first look without a lock: a user already at the quota is refused before any byte is stored.
+  if ((await attachmentBytesOf(ctx.db, actor.userId)) >= quota) throw quotaExceeded(quota);
+  const { key, size } = await storage.put(upload.file).catch((err: unknown) => {
+    // The upload's own stream failing (malformed multipart, the client gone) is the client's; anything else is
+    // the store's, which the client cannot fix: 503, logged with its cause.
+    if (upload.file.errored) throw err;
+    throw new StorageUnavailableError(err);
+  });
+  const mimeType = storedMediaType(upload.mimetype);
+  let image: ImageInfo | null = null;
+  try {
+    if (upload.file.truncated) {
+      throw new ChatError('payload_too_large', `An attachment may be at most ${ctx.limits.attachmentMaxBytes} bytes.`);
+    }
+    // Images: dimensions and a thumbnail, read from the stored file (null: not an image, or not a readable one).
+    if (IMAGE_TYPES.has(mimeType)) image = await describeImage(storage, key);
+    // The decision: under the uploader's row lock (store/locks.ts: users come first), so concurrent uploads of one
+    // user are counted one after the other and together never pass the quota.
+    const row = await inTransaction(ctx.db, async (trx) => {
+      await lockUsers(trx, [actor.userId]);
+      if ((await attachmentBytesOf(trx, actor.userId)) + size > quota) throw quotaExceeded(quota);
+      return insertAttachment(
+        trx,
+        {
+          uploader_id: actor.userId,
+          // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry; at most 255 code points
+          // (cut between characters, never inside a surrogate pair).
+          name: [...wellFormed(upload.filename.replaceAll('\u0000', ''))].slice(0, 255).join('') || 'file',
+          mime_type: mimeType,
+          size,
+          storage_key: key,
+          width: image?.width ?? null,
+          height: image?.height ?? null,
+          thumbnail_key: image?.thumbnailKey ?? null,
+        },
+        new Date(),
+      );
+    });
+    return attachmentResource(row);
+  } catch (err) {
+    await storage.delete(key).catch(() => undefined);
+    if (image) await storage.delete(image.thumbnailKey).catch(() => undefined);
+    throw err;
   }
-  const row = await insertAttachment(
-    ctx.db,
-    {
-      uploader_id: actor.userId,
-      // PostgreSQL text cannot hold U+0000, which a multipart part's headers may carry; at most 255 code points
-      // (cut between characters, never inside a surrogate pair).
-      name: [...wellFormed(upload.filename.replaceAll('\u0000', ''))].slice(0, 255).join('') || 'file',
-      mime_type: storedMediaType(upload.mimetype),
-      size,
-      storage_key: key,
-    },
-    new Date(),
-  );
-  return attachmentResource(row);
+}
+
+function quotaExceeded(quota: number): ChatError {
+  return new ChatError('quota_exceeded', `Your attachments may take at most ${quota} bytes together.`);
 }
 
 /** The attachment, if the actor may read it; 404 otherwise so ids are not probed. */
@@ -108,14 +141,34 @@ export async function openAttachment(
   id: number,
 ): Promise<{ attachment: Attachment; file: StoredFile }> {
   const attachment = await readableAttachment(ctx, actor, id);
-  const file = await storage.open(attachment.storage_key);
+  const file = await storage.open(attachment.storage_key).catch((err: unknown) => {
+    throw new StorageUnavailableError(err);
+  });
   if (!file) throw new MissingFileError(attachment);
   return { attachment, file };
+}
+
+/** The image's WebP thumbnail, under the same access rule as the file; 404 for a file without one. */
+export async function openThumbnail(ctx: ChatContext, storage: AttachmentStorage, actor: Actor, id: number): Promise<StoredFile> {
+  const attachment = await readableAttachment(ctx, actor, id);
+  if (attachment.thumbnail_key === null) throw notFound('Thumbnail');
+  const file = await storage.open(attachment.thumbnail_key).catch((err: unknown) => {
+    throw new StorageUnavailableError(err);
+  });
+  if (!file) throw new MissingFileError(attachment);
+  return file;
 }
 
 /** The row is there, its file is not (lost or deleted from storage): a 404 for the client, an error for the logs. */
 export class MissingFileError extends ChatError {
   constructor(readonly attachment: Attachment) {
     super('not_found', "The attachment's file is no longer stored.");
+  }
+}
+
+/** The attachment store failed (S3 unreachable, refused credentials, disk full): 503, its cause for the logs. */
+export class StorageUnavailableError extends ChatError {
+  constructor(override readonly cause: unknown) {
+    super('service_unavailable', 'The attachment store is not available; try again later.');
   }
 }

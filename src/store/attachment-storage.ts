@@ -1,10 +1,13 @@
-// Where attachment bytes live. Local disk under the data directory; the interface leaves room for object storage.
+// Where attachment bytes live: local disk under the data directory (the default) or an S3-compatible bucket
+// (S3, MinIO, R2...). Both stream: an upload is written as it arrives, a download is read as it is sent.
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, NotFound, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 
 /** A stored file, opened for reading: its bytes and how many there are. */
 export interface StoredFile {
@@ -20,6 +23,7 @@ export interface AttachmentStorage {
    * back). Resolves only once the file is open, so a missing file is known before any response is started.
    */
   open(key: string): Promise<StoredFile | null>;
+  /** Deletes the file; deleting a key with nothing stored under it is not an error. */
   delete(key: string): Promise<void>;
 }
 
@@ -59,5 +63,84 @@ export function localDiskStorage(dir: string): AttachmentStorage {
       }
     },
     delete: (key) => rm(pathOf(key), { force: true }),
+  };
+}
+
+export interface S3StorageOptions {
+  readonly bucket: string;
+  /** Any S3-compatible endpoint (MinIO, R2, a test server); null: AWS S3 of the region. */
+  readonly endpoint: string | null;
+  readonly region: string;
+  /** null: the AWS SDK's own credential chain (instance roles, AWS_* variables, profiles). */
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | null;
+  /** Bucket in the path (`endpoint/bucket/key`) instead of the host name: MinIO and most self-hosted stores. */
+  readonly forcePathStyle: boolean;
+}
+
+/** Objects are written under this prefix, so the bucket may hold other things too. */
+const S3_PREFIX = 'attachments/';
+/**
+ * Multipart parts of 5 MiB (S3's smallest), one in flight at a time: an upload holds about one part in memory
+ * whatever the file's size; a file under 5 MiB is sent in one PUT.
+ */
+const PART_SIZE = 5 * 1024 * 1024;
+
+export function s3Storage(options: S3StorageOptions, client?: S3Client): AttachmentStorage {
+  const s3 = client ?? new S3Client({
+    region: options.region,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    // A copy: the SDK marks the object it is given (the configuration's is frozen).
+    ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
+    forcePathStyle: options.forcePathStyle,
+  });
+  const Bucket = options.bucket;
+  const objectKey = (key: string) => S3_PREFIX + key;
+  return {
+    async put(stream) {
+      const key = randomUUID();
+      let size = 0;
+      // Counted on the way through; the SDK reads from the PassThrough as its parts fill.
+      const body = new PassThrough();
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+      });
+      const piping = pipeline(stream, body);
+      const upload = new Upload({
+        client: s3,
+        params: { Bucket, Key: objectKey(key), Body: body, ContentType: 'application/octet-stream' },
+        partSize: PART_SIZE,
+        queueSize: 1,
+        leavePartsOnError: false,
+      });
+      try {
+        // A failing source rejects `piping`; the upload is then aborted so no part is left behind.
+        await Promise.all([
+          piping.catch(async (err: unknown) => {
+            await upload.abort().catch(() => undefined);
+            throw err;
+          }),
+          upload.done(),
+        ]);
+      } catch (err) {
+        stream.destroy();
+        body.destroy();
+        await s3.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) })).catch(() => undefined);
+        throw err;
+      }
+      return { key, size };
+    },
+    async open(key) {
+      try {
+        const out = await s3.send(new GetObjectCommand({ Bucket, Key: objectKey(key) }));
+        if (!out.Body) return null;
+        return { stream: out.Body as Readable, size: Number(out.ContentLength ?? 0) };
+      } catch (err) {
+        if (err instanceof NoSuchKey || err instanceof NotFound || (err as { name?: string }).name === 'NoSuchKey') return null;
+        throw err;
+      }
+    },
+    async delete(key) {
+      await s3.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }));
+    },
   };
 }

@@ -4,14 +4,27 @@ import type { Attachment } from './schema.js';
 
 export async function insertAttachment(
   db: DB,
-  row: { uploader_id: number; name: string; mime_type: string; size: number; storage_key: string },
+  row: {
+    uploader_id: number; name: string; mime_type: string; size: number; storage_key: string;
+    width: number | null; height: number | null; thumbnail_key: string | null;
+  },
   now: Date,
-): Promise<Pick<Attachment, 'id' | 'name' | 'mime_type' | 'size'>> {
+): Promise<Pick<Attachment, 'id' | 'name' | 'mime_type' | 'size' | 'width' | 'height' | 'thumbnail_key'>> {
   return db
     .insertInto('attachments')
     .values({ ...row, created_at: now })
-    .returning(['id', 'name', 'mime_type', 'size'])
+    .returning(['id', 'name', 'mime_type', 'size', 'width', 'height', 'thumbnail_key'])
     .executeTakeFirstOrThrow();
+}
+
+/** The bytes of all the user's attachments together. */
+export async function attachmentBytesOf(db: DB, uploaderId: number): Promise<number> {
+  const row = await db
+    .selectFrom('attachments')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string | number>('size'), eb.lit(0)).as('bytes'))
+    .where('uploader_id', '=', uploaderId)
+    .executeTakeFirstOrThrow();
+  return Number(row.bytes);
 }
 
 export async function findAttachment(db: DB, id: number): Promise<Attachment | undefined> {

@@ -47,7 +47,7 @@ for (const database of DATABASES) {
       return { status: response.status, body: await response.json() as any };
     }
 
-    test('an upload answers 201 with {id, name, mime_type, size, url}', async () => {
+    test('an upload answers 201 with {id, name, mime_type, size, url, width, height, thumbnail_url}', async () => {
       const [a] = newUsers(1);
       const res = await upload(app, a, 'hello, world', 'greeting.txt', 'text/plain');
       assert.equal(res.status, 201);
@@ -55,7 +55,7 @@ for (const database of DATABASES) {
       assertKeys(res.body.data, ATTACHMENT_KEYS, 'attachment');
       const { id } = res.body.data;
       assert.ok(Number.isInteger(id) && id > 0);
-      assert.deepEqual(res.body.data, { id, name: 'greeting.txt', mime_type: 'text/plain', size: 12, url: `/api/chat/v1/attachments/${id}` });
+      assert.deepEqual(res.body.data, { id, name: 'greeting.txt', mime_type: 'text/plain', size: 12, url: `/api/chat/v1/attachments/${id}`, width: null, height: null, thumbnail_url: null });
     });
 
     test('the uploader downloads the very bytes, with their type', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { downloadHeaders, MissingFileError, openAttachment, uploadAttachment } from '../../chat/attachments.js';
+import { downloadHeaders, MissingFileError, openAttachment, openThumbnail, StorageUnavailableError, uploadAttachment } from '../../chat/attachments.js';
 import { ChatError } from '../../chat/errors.js';
 import { AttachmentResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
@@ -30,7 +30,10 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
     const file = await request.file().catch(malformedUpload);
     if (!file) throw new ChatError('validation_failed', 'No file in the upload.', { errors: { file: ['A file is required.'] } });
     const attachment = await uploadAttachment(chat, storage, request.actor, { filename: file.filename, mimetype: file.mimetype, file: file.file })
-      .catch(malformedUpload);
+      .catch((err: unknown) => {
+        if (err instanceof StorageUnavailableError) request.log.error({ err: err.cause }, 'attachment store failed on upload');
+        return malformedUpload(err);
+      });
     return reply.status(201).send({ data: attachment });
   });
 
@@ -41,11 +44,26 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
       if (err instanceof MissingFileError) {
         request.log.error({ attachment_id: err.attachment.id, storage_key: err.attachment.storage_key }, 'attachment file missing from storage');
       }
+      if (err instanceof StorageUnavailableError) request.log.error({ err: err.cause }, 'attachment store failed on download');
       throw err;
     });
     // Headers only once the file is open: a failure before this point answers the usual JSON error body.
     return reply
       .headers({ ...downloadHeaders(attachment) })
+      .header('Content-Length', String(file.size))
+      .header('Cache-Control', 'private, max-age=3600')
+      .send(file.stream);
+  });
+
+  app.get('/attachments/:id/thumbnail', {
+    schema: { tags, summary: "An image's WebP thumbnail, at most 320 px (same access rule as the file)", params: IdParams },
+  }, async (request, reply) => {
+    const file = await openThumbnail(chat, storage, request.actor, request.params.id).catch((err: unknown) => {
+      if (err instanceof StorageUnavailableError) request.log.error({ err: err.cause }, 'attachment store failed on download');
+      throw err;
+    });
+    return reply
+      .headers({ ...downloadHeaders({ name: 'thumbnail.webp', mime_type: 'image/webp' }) })
       .header('Content-Length', String(file.size))
       .header('Cache-Control', 'private, max-age=3600')
       .send(file.stream);
