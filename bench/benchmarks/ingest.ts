@@ -6,6 +6,9 @@
 // Baseline in the same run, on the same PostgreSQL database and table: a raw single-row INSERT loop with
 // `pg`, as many in flight as the sends (and once on a single connection, one after the other).
 // CPU per message: the cores a process used during the measurement × its seconds / the messages sent.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { sleep } from '../../testkit/wait.js';
 import { ClientPool } from '../lib/clients.js';
@@ -31,6 +34,8 @@ interface Params {
 /** One send load measured: its row and its latencies. */
 interface Measured {
   readonly row: Row;
+  /** Messages sent during the measurement (warm-up included, for counting webhooks). */
+  readonly sent: number;
   readonly http: Histogram;
   readonly delivery: Histogram;
 }
@@ -60,6 +65,22 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     await postgresTarget.stop();
   }
 
+  // The cost of webhooks (docs/notifications.md): the same load on PostgreSQL with CHAT_WEBHOOK_URLS pointing at
+  // a local receiver answering 200, so every send also writes its outbox row and is delivered as a webhook.
+  log('- Parley (PostgreSQL) with webhooks on');
+  const receiver = await webhookReceiver();
+  const hooksTarget = await parleyTarget({ env: { CHAT_WEBHOOK_URLS: receiver.url, CHAT_WEBHOOK_SECRET: 'b'.repeat(64) } });
+  let withHooks: Measured;
+  try {
+    withHooks = await sendLoad(hooksTarget, p, await setUp(hooksTarget, p), 'Parley, PostgreSQL, webhooks on: POST /messages');
+    // Webhooks delivered by the end of the measurement plus a few seconds.
+    for (let waited = 0; waited < 10_000 && receiver.received() < withHooks.sent; waited += 200) await sleep(200);
+    withHooks.row.figures.webhooksDelivered = receiver.received() / withHooks.sent;
+  } finally {
+    await hooksTarget.stop();
+    await receiver.close();
+  }
+
   log('- Parley (embedded default: PGlite)');
   const pgliteTarget = await parleyTarget({ database: 'pglite' });
   let pglite: Measured;
@@ -69,7 +90,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     await pgliteTarget.stop();
   }
 
-  const rows = [postgres.row, pglite.row, ...inserts];
+  const rows = [postgres.row, withHooks.row, pglite.row, ...inserts];
   const pooled = inserts.find((r) => r.setup.startsWith('raw INSERT, '))!;
   for (const r of [postgres.row, pglite.row]) {
     if (r.figures.delivered! < 1) notes.push(`${r.setup}: ${((1 - r.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
@@ -95,6 +116,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
       { key: 'httpP99', label: 'POST p99 ms' },
       { key: 'deliveryP99', label: 'delivery p99 ms' },
       { key: 'delivered', label: 'delivered' },
+      { key: 'webhooksDelivered', label: 'webhooks delivered' },
       { key: 'serverCpu', label: 'server CPU' },
       { key: 'databaseCpu', label: 'PostgreSQL CPU' },
       { key: 'parleyCpuMs', label: 'Parley CPU ms/message' },
@@ -106,6 +128,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     targets: [
       goal('sustained messages/s with events delivered', '≥ 3,000/s', onPostgres.perSecond!, 3000, 'at least', '/s'),
       goal(`Parley sends / raw INSERTs (${p.inFlight} in flight)`, '≥ 0.35', onPostgres.perSecond! / pooled.figures.perSecond!, 0.35, 'at least', '×'),
+      goal('webhooks on / off (PostgreSQL messages/s)', '≥ 0.85', withHooks.row.figures.perSecond! / onPostgres.perSecond!, 0.85, 'at least', '×'),
       goal('embedded default (PGlite) messages/s', '≥ 1,000/s', pglite.row.figures.perSecond!, 1000, 'at least', '/s'),
       goal('PostgreSQL CPU per message', '≤ 0.3 ms', onPostgres.databaseCpuMs!, 0.3, 'at most', ' ms'),
       goal('Parley CPU per message', '≤ 0.3 ms', onPostgres.parleyCpuMs!, 0.3, 'at most', ' ms'),
@@ -242,7 +265,7 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[], set
       },
       latency: summarize(http),
     };
-    return { row, http, delivery };
+    return { row, http, delivery, sent: ops };
   } finally {
     client.close();
     pool.close();
@@ -286,4 +309,24 @@ async function insertLoops(t: Target, p: Params, conversations: Conversation[]):
     }
   }
   return rows;
+}
+
+/** A host app's webhook endpoint for the bench: answers 200 to every POST, counts MessageSent webhooks. */
+async function webhookReceiver() {
+  let received = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if ((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string }).type === 'MessageSent') received++;
+      res.writeHead(200).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

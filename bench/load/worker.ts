@@ -105,13 +105,13 @@ function open(command: ConnectCommand, spec: ClientSpec, index: number): Promise
     });
 
     function control(text: string): void {
-      const frame = JSON.parse(text) as { event: string; channel?: string; data?: string };
+      const frame = JSON.parse(text) as { event: string; channel?: string; data?: unknown };
       switch (frame.event) {
         case 'pusher:ping':
           ws.send(PONG);
           return;
         case 'pusher:connection_established': {
-          const { socket_id: socketId } = JSON.parse(frame.data ?? '{}') as { socket_id: string };
+          const { socket_id: socketId } = JSON.parse((frame.data as string | undefined) ?? '{}') as { socket_id: string };
           if (pending.size === 0) return done();
           for (const channel of spec.channels) {
             authorize(command.auth, spec, socketId, channel).then(
@@ -126,10 +126,10 @@ function open(command: ConnectCommand, spec: ClientSpec, index: number): Promise
           if (pending.size === 0) done();
           return;
         case 'pusher:subscription_error':
-          fail(`subscription_error ${frame.channel}: ${frame.data}`);
+          fail(`subscription_error ${frame.channel}: ${JSON.stringify(frame.data)}`);
           return;
         case 'pusher:error':
-          fail(`pusher:error ${frame.data}`);
+          fail(`pusher:error ${JSON.stringify(frame.data)}`);
           return;
       }
     }

@@ -1,0 +1,47 @@
+// Web Push subscriptions of the user API: GET /push/config, POST and DELETE /push/subscriptions.
+import { deleteUserPushSubscription, upsertPushSubscription } from '../store/push-subscriptions.js';
+import { EndpointRefused, EndpointUnresolved, parseEndpoint, resolveEndpoint, type Resolver } from '../push/endpoint-guard.js';
+import type { Actor, ChatContext } from './context.js';
+import { invalid } from './errors.js';
+
+export interface PushSettings {
+  readonly vapidPublicKey: string;
+  /** CHAT_PUSH_ALLOW_HTTP: http endpoints and loopback addresses accepted. */
+  readonly allowHttp: boolean;
+  readonly resolver?: Resolver;
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** base64url text → bytes, or null when it is not base64url (standard base64's + and / are not). */
+function base64url(text: string): Buffer | null {
+  if (!BASE64URL.test(text)) return null;
+  return Buffer.from(text.replace(/=+$/, ''), 'base64url');
+}
+
+export interface SubscriptionInput {
+  readonly endpoint: string;
+  readonly keys: { readonly p256dh: string; readonly auth: string };
+}
+
+export async function subscribePush(ctx: ChatContext, settings: PushSettings, actor: Actor, input: SubscriptionInput): Promise<{ endpoint: string }> {
+  const p256dh = base64url(input.keys.p256dh);
+  if (p256dh === null || p256dh.length !== 65 || p256dh[0] !== 0x04) {
+    throw invalid('keys.p256dh', 'keys.p256dh must be the base64url of an uncompressed P-256 public key (65 bytes).');
+  }
+  const auth = base64url(input.keys.auth);
+  if (auth === null || auth.length !== 16) throw invalid('keys.auth', 'keys.auth must be the base64url of a 16-byte secret.');
+  try {
+    await resolveEndpoint(parseEndpoint(input.endpoint, settings.allowHttp), settings.allowHttp, settings.resolver);
+  } catch (err) {
+    if (err instanceof EndpointRefused || err instanceof EndpointUnresolved) throw invalid('endpoint', err.message);
+    throw err;
+  }
+  await upsertPushSubscription(ctx.db, { userId: actor.userId, endpoint: input.endpoint, p256dh: input.keys.p256dh, auth: input.keys.auth }, new Date());
+  return { endpoint: input.endpoint };
+}
+
+/** Idempotent: removing a subscription the user does not have (any more) is no error. */
+export async function unsubscribePush(ctx: ChatContext, actor: Actor, endpoint: string): Promise<void> {
+  await deleteUserPushSubscription(ctx.db, actor.userId, endpoint);
+}

@@ -1,0 +1,65 @@
+// Notifications, put together for app.ts: what the chat's use cases write to the outbox in their
+// transactions (the rows of an action's events), and the worker that delivers them (outbox-worker.ts).
+// Webhooks (webhooks.ts): one row per URL for each event of a WEBHOOK_TYPES type; Web Push: one 'push' row per
+// MessageSent (src/push, which decides the recipients at delivery).
+import type { DomainEvent } from '../events/catalog.js';
+import type { OutboxDraft } from '../store/outbox.js';
+import { insertOutbox } from '../store/outbox.js';
+import type { DB } from '../store/database.js';
+import type { Tx } from '../store/transaction.js';
+import { WEBHOOK_TYPES, type WebhookPayload } from './webhooks.js';
+import type { OutboxWorker } from './outbox-worker.js';
+import { EVENTS } from '../events/catalog.js';
+
+/** What a use case needs: rows for its events, written in its transaction, and a wake after its commit. */
+export interface Notifications {
+  /** False when nothing would be written (no webhook URL, no push): callers may skip the work. */
+  readonly enabled: boolean;
+  /** The outbox rows of one action's events (MessageSent: pass the recipients). */
+  rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[];
+  /** Writes the rows of one action's events in its transaction. */
+  write(trx: Tx | DB, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<void>;
+  /** After the commit: the worker looks now. */
+  committed(): void;
+}
+
+export function createNotifications(options: { webhookUrls: readonly string[]; push: boolean; worker: OutboxWorker | null }): Notifications {
+  const { webhookUrls, push, worker } = options;
+  function rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[] {
+    const rows: OutboxDraft[] = [];
+    const seen = new Set<string>();
+    for (const e of events) {
+      if (!WEBHOOK_TYPES.has(e.name) && !(push && e.name === 'MessageSent')) continue;
+      const data = e.payload as unknown as Record<string, unknown>;
+      // In order per conversation: events on a conversation's channel, and user events about one (GroupMembershipRevoked).
+      const conversationId =
+        EVENTS[e.name].channel === 'conversation' ? (e.to[0] ?? null) : typeof data.conversation_id === 'number' ? data.conversation_id : null;
+      // Once per action: an event sent to several channels with the same payload is one webhook.
+      const key = `${e.name}:${JSON.stringify(data)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (WEBHOOK_TYPES.has(e.name) && webhookUrls.length > 0) {
+        const payload: WebhookPayload = e.name === 'MessageSent' ? { data, recipient_ids: recipients?.(e) ?? [] } : { data };
+        for (const url of webhookUrls) rows.push({ kind: 'webhook', target: url, conversation_id: conversationId, type: e.name, payload });
+      }
+      if (push && e.name === 'MessageSent') {
+        const m = data as { id: number; conversation_id: number; sender: { id: number } };
+        // No order (conversation_id null): pushes of a conversation replace each other at the push service
+        // (Topic) and in the browser (tag), and one browser's failing push service, retried for up to a day,
+        // must not hold back everyone else's pushes of that conversation.
+        rows.push({ kind: 'push', conversation_id: null, type: 'MessageSent', payload: { conversation_id: m.conversation_id, message_id: m.id, sender_id: m.sender.id } });
+      }
+    }
+    return rows;
+  }
+  return {
+    enabled: webhookUrls.length > 0 || push,
+    rowsFor,
+    async write(trx, events, recipients) {
+      await insertOutbox(trx, rowsFor(events, recipients));
+    },
+    committed() {
+      worker?.wake();
+    },
+  };
+}

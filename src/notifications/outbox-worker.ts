@@ -1,0 +1,188 @@
+// The outbox's delivery worker, one per node (docs/notifications.md). It claims due rows with FOR UPDATE SKIP
+// LOCKED in one statement that leases them (next_attempt_at moved LEASE_MS ahead), so each row is delivered
+// by one node at a time and no transaction stays open while a deliverer waits on the network; then it
+// deletes a delivered row, reschedules a failed one (exponential backoff with jitter, the first retry within
+// 10 s) or, past MAX_AGE_MS, marks it failed with an error log and a metric. A node that dies mid-delivery
+// leaves its rows to be claimed again when the lease runs out: delivery is at least once.
+//
+// In order per conversation: a row is claimed only when no earlier row of its conversation, kind and target
+// is still waiting (src/store/outbox.ts, claimDue).
+//
+// Adding a kind: write rows with `kind: 'mykind'` in the action's transaction (insertOutbox, src/store/outbox.ts),
+// then register a deliverer for it before start():
+//   worker.register({ kind: 'mykind', deliver: async (row) => { ...; throw to retry } });
+// deliver() resolves when the row is delivered (it is then deleted) and throws when it should be tried again.
+// Rows of a kind with no registered deliverer stay in the table untouched.
+import type { Logger } from 'pino';
+import type { DB } from '../store/database.js';
+import { claimDue, deleteOutboxRows, failOutboxRow, nextDueAt, rescheduleOutboxRow, type OutboxRow } from '../store/outbox.js';
+import { retrying } from '../store/transaction.js';
+
+export interface Deliverer {
+  readonly kind: string;
+  /** Resolves when delivered; throws for a retry. */
+  deliver(row: OutboxRow): Promise<void>;
+}
+
+export interface OutboxEvents {
+  delivered(kind: string): void;
+  retried(kind: string): void;
+  failed(kind: string): void;
+}
+
+export interface OutboxWorker {
+  register(deliverer: Deliverer): void;
+  /** Look for due rows now (called after a commit that wrote some). */
+  wake(): void;
+  start(): void;
+  /** Stops claiming and waits for the deliveries under way. */
+  stop(): Promise<void>;
+}
+
+export const LEASE_MS = 60_000;
+export const MAX_AGE_MS = 24 * 3600_000;
+const BATCH = 50;
+const MAX_IN_FLIGHT = 200;
+
+/** The pause before retry number `attempt` (1 = the first retry): 2.5-5 s, doubling up to 15-30 min. */
+export function retryDelayMs(attempt: number, baseMs = 5_000): number {
+  const cap = 30 * 60_000;
+  const full = Math.min(cap, baseMs * 2 ** Math.max(0, attempt - 1));
+  return full / 2 + Math.random() * (full / 2);
+}
+
+export function createOutboxWorker(options: {
+  db: DB;
+  logger: Logger;
+  events?: OutboxEvents;
+  /** How often to look for rows other nodes wrote (or whose retry came due) when nothing woke this node. */
+  pollMs?: number;
+  retryBaseMs?: number;
+  maxAgeMs?: number;
+}): OutboxWorker {
+  const { db } = options;
+  const logger = options.logger.child({ component: 'outbox' });
+  const pollMs = options.pollMs ?? 1_000;
+  const maxAgeMs = options.maxAgeMs ?? MAX_AGE_MS;
+  const deliverers = new Map<string, Deliverer>();
+  let running = false;
+  let looping: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+  // Deliveries under way (each row leased, so no node claims it again meanwhile); a slow receiver holds up
+  // only its own rows, never the claiming of others.
+  const inFlight = new Set<Promise<void>>();
+  // Delivered rows, deleted together in one statement a moment later.
+  let delivered: OutboxRow[] = [];
+  let flushing: Promise<void> | null = null;
+
+  function flushDelivered(): Promise<void> {
+    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const rows = delivered;
+      delivered = [];
+      flushing = null;
+      await retrying(() => deleteOutboxRows(db, rows.map((r) => r.id)));
+      for (const row of rows) options.events?.delivered(row.kind);
+      wake(); // the conversations' next rows, if any, may go now
+    });
+    return flushing;
+  }
+
+  async function deliverOne(row: OutboxRow): Promise<void> {
+    const deliverer = deliverers.get(row.kind)!;
+    try {
+      await deliverer.deliver(row);
+      delivered.push(row);
+      await flushDelivered();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const now = new Date();
+      if (now.getTime() - row.created_at.getTime() >= maxAgeMs) {
+        await failOutboxRow(db, row.id, now, message);
+        options.events?.failed(row.kind);
+        logger.error({ id: row.id, kind: row.kind, target: row.target, type: row.type, attempts: row.attempts + 1, err: message }, 'outbox: given up after 24 h');
+      } else {
+        const delay = retryDelayMs(row.attempts + 1, options.retryBaseMs);
+        await rescheduleOutboxRow(db, row.id, new Date(now.getTime() + delay), message);
+        options.events?.retried(row.kind);
+        logger.warn({ id: row.id, kind: row.kind, target: row.target, type: row.type, attempt: row.attempts + 1, retryInMs: Math.round(delay), err: message }, 'outbox: delivery failed, retrying');
+      }
+    }
+  }
+
+  async function pass(): Promise<number> {
+    const kinds = [...deliverers.keys()];
+    const now = new Date();
+    const room = MAX_IN_FLIGHT - inFlight.size;
+    if (room <= 0) return 0; // woken again as deliveries finish
+    const rows = await retrying(() => claimDue(db, kinds, Math.min(BATCH, room), now, new Date(now.getTime() + LEASE_MS)));
+    // Rows claimed together belong to different conversations (or none): delivered side by side.
+    for (const row of rows) {
+      const delivery = deliverOne(row)
+        .catch((err: unknown) => logger.error({ err, id: row.id }, 'outbox: could not record a delivery'))
+        .finally(() => inFlight.delete(delivery));
+      inFlight.add(delivery);
+    }
+    return rows.length;
+  }
+
+  async function loop(): Promise<void> {
+    do {
+      again = false;
+      try {
+        while (running && (await pass()) > 0) again = false;
+      } catch (err) {
+        if (running) logger.warn({ err }, 'outbox: claiming failed; trying again shortly');
+      }
+    } while (running && again);
+    looping = null;
+    schedule();
+  }
+
+  async function schedule(): Promise<void> {
+    if (!running) return;
+    if (timer) clearTimeout(timer);
+    let wait = pollMs;
+    try {
+      const due = await nextDueAt(db);
+      // A retry coming due before the next poll: woken then. (Due rows held back behind an earlier row of their
+      // conversation wait for the poll, or for the wake after that row's delivery.)
+      const until = due ? due.getTime() - Date.now() : Infinity;
+      if (until > 0 && until < pollMs) wait = Math.max(20, until);
+    } catch {
+      // the database is away: look again after pollMs
+    }
+    if (!running) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(wake, wait);
+    timer.unref();
+  }
+
+  function wake(): void {
+    if (!running || deliverers.size === 0) return;
+    if (looping) {
+      again = true;
+      return;
+    }
+    looping = loop();
+  }
+
+  return {
+    register(deliverer) {
+      deliverers.set(deliverer.kind, deliverer);
+    },
+    wake,
+    start() {
+      running = true;
+      wake();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await looping;
+      await Promise.all([...inFlight]);
+      await flushing;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// Webhooks to the host app (API v1.1, docs/notifications.md): one signed POST per action and URL, delivered
+// through the outbox (kind 'webhook', target = the URL). Body {id, type, created_at, data}; headers
+// X-Parley-Webhook-Id and X-Parley-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>.
+// 2xx within 10 s = delivered; anything else throws, for the outbox to retry.
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { ConfigError, SECRET_MIN_BYTES } from '../config/settings.js';
+import type { OutboxRow } from '../store/outbox.js';
+import type { Deliverer } from './outbox-worker.js';
+
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** The event types a webhook is sent for (never InboxUpdated or UserTyping). */
+export const WEBHOOK_TYPES = new Set([
+  'MessageSent',
+  'MessageUpdated',
+  'MessageDeleted',
+  'MessageReactionsUpdated',
+  'ConversationRead',
+  'GroupParticipantsChanged',
+  'GroupMembershipRevoked',
+  'UserBlockChanged',
+  'UserPresenceChanged',
+]);
+
+/** What a webhook row's payload holds: the event's data as broadcast; MessageSent also its recipients. */
+export interface WebhookPayload {
+  readonly data: Record<string, unknown>;
+  /** MessageSent: the participants other than the sender, of whom those offline at delivery are named. */
+  readonly recipient_ids?: readonly number[];
+}
+
+export function signature(secret: string, timestamp: number, body: string): string {
+  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** CHAT_WEBHOOK_SECRET, or the one generated once into CHAT_DATA_DIR/webhook-secret. */
+export function loadWebhookSecret(config: Config): string {
+  if (config.webhooks.secret !== null) return config.webhooks.secret;
+  const file = join(config.dataDir, 'webhook-secret');
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim();
+    if (Buffer.byteLength(secret) < SECRET_MIN_BYTES) throw new ConfigError(`${file} holds fewer than ${SECRET_MIN_BYTES} bytes. Fix: delete it to generate a new one, or set CHAT_WEBHOOK_SECRET.`);
+    return secret;
+  }
+  const secret = randomBytes(32).toString('hex');
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export function webhookDeliverer(options: {
+  secret: string;
+  /** The users among ids with no live connection now (src/presence). */
+  offline(userIds: readonly number[]): Promise<number[]>;
+  timeoutMs?: number;
+}): Deliverer {
+  return {
+    kind: 'webhook',
+    async deliver(row: OutboxRow) {
+      const payload = row.payload as WebhookPayload;
+      const data = row.type === 'MessageSent' ? { ...payload.data, offline_user_ids: await options.offline(payload.recipient_ids ?? []) } : payload.data;
+      const body = JSON.stringify({ id: String(row.id), type: row.type, created_at: row.created_at.toISOString(), data });
+      const t = Math.floor(Date.now() / 1000);
+      const res = await fetch(row.target, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Parley-Webhooks',
+          'x-parley-webhook-id': String(row.id),
+          'x-parley-signature': signature(options.secret, t, body),
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(options.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.status < 200 || res.status > 299) throw new Error(`${row.target} answered HTTP ${res.status}`);
+    },
+  };
+}

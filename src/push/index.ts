@@ -1,0 +1,28 @@
+// Web Push, put together for app.ts: the VAPID keys, the endpoint rules for the routes, and the deliverer of
+// a MessageSent push (which the outbox calls with the row's job; src/push/message-push.ts).
+import type { Logger } from 'pino';
+import type { PushSettings } from '../chat/push.js';
+import type { Config } from '../config.js';
+import type { PresenceTracker } from '../presence/tracker.js';
+import type { DB } from '../store/database.js';
+import type { Resolver } from './endpoint-guard.js';
+import { deliverMessagePush, type MessagePushJob } from './message-push.js';
+import { createPushSender } from './sender.js';
+import { loadVapidKeys } from './vapid.js';
+
+export interface WebPush {
+  readonly settings: PushSettings;
+  deliverMessage(job: MessagePushJob): Promise<{ sent: number; removed: number }>;
+}
+
+export function createWebPush(options: { config: Config; db: DB; presence: Pick<PresenceTracker, 'lastBeats'>; logger: Logger; resolver?: Resolver }): WebPush {
+  const { config, db, presence, resolver } = options;
+  const vapid = loadVapidKeys(config);
+  const allowHttp = config.push.allowHttp;
+  const send = createPushSender({ vapid, allowHttp, resolver });
+  const logger = options.logger.child({ component: 'push' });
+  return {
+    settings: { vapidPublicKey: vapid.publicKey, allowHttp, resolver },
+    deliverMessage: (job) => deliverMessagePush({ db, presence, send, logger }, job),
+  };
+}
