@@ -133,10 +133,10 @@ describe('web client in Chromium', { skip }, () => {
   });
 
   test('two users exchange messages, see each other typing, the read receipt, and the unread badge clear', async () => {
-    // Alice starts a direct conversation with Bob by his user id.
+    // Alice starts a direct conversation with Bob, found by name.
     await alice.getByRole('button', { name: 'New chat' }).click();
-    await alice.getByLabel('User id').fill('2');
-    await alice.getByRole('button', { name: 'Start chat' }).click();
+    await alice.getByLabel('Find a person').fill('bo');
+    await alice.locator('#people-results').getByRole('button', { name: 'Bob' }).click();
     await seeText(alice.locator('#thread-title'), 'Bob');
     await assertLabelled(alice);
     directId = Number(await alice.locator('.thread').getAttribute('data-conversation-id'));
@@ -251,8 +251,7 @@ describe('web client in Chromium', { skip }, () => {
 
   test('a clear error from the API, and block / unblock take effect on the other page', async () => {
     await alice.getByRole('button', { name: 'New chat' }).click();
-    await alice.getByLabel('User id').fill('999');
-    await alice.getByRole('button', { name: 'Start chat' }).click();
+    await alice.getByLabel('Find a person').fill('!!!'); // no letter or digit: the API refuses the search (422)
     const error = alice.locator('dialog[open] .form-error');
     await error.waitFor();
     assert.match((await error.textContent()) ?? '', /\w+/, 'the API message is shown');

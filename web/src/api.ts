@@ -41,6 +41,7 @@ export interface Api {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body?: unknown): Promise<T>;
   delete<T>(path: string): Promise<T>;
   /** POST /attachments: one file as multipart/form-data. */
   upload<T>(path: string, file: File): Promise<T>;
@@ -92,6 +93,7 @@ export function createApi(token: string, socketId: () => string | undefined, onU
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, json(body), body === undefined ? undefined : 'application/json'),
     patch: (path, body) => request('PATCH', path, json(body), 'application/json'),
+    put: (path, body) => request('PUT', path, json(body), body === undefined ? undefined : 'application/json'),
     delete: (path) => request('DELETE', path),
     upload: (path, file) => {
       const form = new FormData();

@@ -2,12 +2,16 @@
 // It owns the shared state (conversations, presence, blocks) and the user channel chat.user.{me}; ThreadView
 // owns one open conversation and its channel.
 import { createApi, describeError, type Api, type ApiError } from './api.js';
-import { blocksDialog, newDirectDialog, newGroupDialog } from './dialogs.js';
+import { blocksDialog, newGroupDialog } from './dialogs.js';
+import { mutedMark } from './mute.js';
+import { newDirectDialog } from './people.js';
+import { SearchPanel } from './search.js';
 import { announce, avatar, h, shortTime, toast } from './dom.js';
 import { connectRealtime, type ConnectionState, type Realtime } from './realtime.js';
 import type { Session } from './session.js';
 import { ThreadView } from './thread.js';
 import type { ClientConfig, Conversation, GroupMembershipRevokedEvent, Message, Paged, Presence, User } from './types.js';
+import { disablePush, listenForNotificationClicks, pushButton } from './push.js';
 
 const HEARTBEAT_MS = 30_000;
 const INBOX_PAGE = 30;
@@ -40,6 +44,8 @@ export class ChatApp {
   private readonly blockListeners = new Set<() => void>();
   private readonly cleanups: (() => void)[] = [];
   private stopped = false;
+  /** For the push subscription's removal at sign-out (web/src/push.ts). */
+  private readonly pushToken: string;
 
   // The page's fixed parts.
   private readonly inboxList = h('ul', { className: 'inbox-list', id: 'inbox-list', 'aria-labelledby': 'inbox-heading' });
@@ -50,6 +56,7 @@ export class ChatApp {
     h('p', {}, 'Start a chat with someone’s user id, or create a group.'),
   );
   private readonly loadMore = h('button', { type: 'button', className: 'secondary load-more', hidden: true }, 'Load more conversations');
+  private readonly inboxScroll = h('div', { className: 'inbox-scroll' });
   private readonly threadPane = h('main', { className: 'thread-pane', id: 'main', tabindex: -1 });
   private readonly status = h('span', { className: 'connection', role: 'status' });
   private readonly meLabel = h('span', { className: 'me-name' });
@@ -60,6 +67,7 @@ export class ChatApp {
     session: Session,
     private readonly signOut: (notice?: string) => void,
   ) {
+    this.pushToken = session.token;
     this.me = { id: session.userId, name: session.name ?? `User ${session.userId}`, avatar_url: null };
     this.realtime = connectRealtime(config, session.token);
     this.api = createApi(session.token, () => this.realtime.socketId(), (err: ApiError) => this.stop(err.message, false));
@@ -95,6 +103,7 @@ export class ChatApp {
     void this.loadBlocks();
     void this.refreshPresence(this.directPartners());
     this.startPresence();
+    this.cleanups.push(listenForNotificationClicks());
 
     const onHash = () => this.route();
     window.addEventListener('hashchange', onHash);
@@ -109,7 +118,10 @@ export class ChatApp {
     this.thread?.destroy();
     this.thread = null;
     for (const cleanup of this.cleanups.splice(0)) cleanup();
-    if (goodbye) this.api.goodbye();
+    if (goodbye) {
+      void disablePush(this.pushToken).catch(() => {});
+      this.api.goodbye();
+    }
     this.realtime.disconnect();
     if (location.hash) history.replaceState(null, '', location.pathname + location.search);
     this.signOut(notice);
@@ -173,6 +185,12 @@ export class ChatApp {
     this.renderInbox();
   }
 
+  /** Opens a conversation at one message (a search result). */
+  openMessage(conversationId: number, messageId: number): void {
+    this.navigate(conversationId);
+    void this.thread?.showMessage(messageId);
+  }
+
   /** Back to the inbox (on phones the inbox and the conversation are separate screens). */
   back(): void {
     const id = this.thread?.id;
@@ -222,8 +240,27 @@ export class ChatApp {
     this.renderInbox();
   }
 
-  upsertConversation(conversation: Conversation, render = true): void {
-    const isNew = !this.conversations.has(conversation.id);
+  upsertConversation(incoming: Conversation, render = true): void {
+    const previous = this.conversations.get(incoming.id);
+    const isNew = !previous;
+    // InboxUpdated carries only the v1 keys: keep the HTTP-only ones (mute, mention count) we know.
+    const conversation: Conversation = {
+      ...incoming,
+      muted: incoming.muted ?? previous?.muted ?? false,
+      muted_until: incoming.muted_until !== undefined ? incoming.muted_until : (previous?.muted_until ?? null),
+      unread_mention_count: incoming.unread_mention_count ?? (incoming.unread_count === 0 ? 0 : (previous?.unread_mention_count ?? 0)),
+    };
+    // A new unread message that names me (InboxUpdated has no mention count): ask for the conversation's count.
+    const last = incoming.last_message;
+    if (
+      incoming.unread_mention_count === undefined &&
+      previous &&
+      incoming.unread_count > previous.unread_count &&
+      last?.sender.id !== this.me.id &&
+      last?.body?.includes(`@${this.displayName(this.me)}`)
+    ) {
+      void this.refreshConversation(incoming.id);
+    }
     this.conversations.set(conversation.id, conversation);
     this.touch(conversation);
     if (isNew && this.inboxLoaded) {
@@ -400,6 +437,8 @@ export class ChatApp {
       event.preventDefault(); // the hash is the open conversation: move the focus instead
       (document.getElementById('composer-input') ?? this.threadPane).focus();
     });
+    this.inboxScroll.replaceChildren(this.inboxList, this.inboxEmpty, this.loadMore);
+    const search = new SearchPanel(this, this.inboxScroll);
     this.root.className = 'chat';
     this.root.replaceChildren(
       skip,
@@ -410,11 +449,13 @@ export class ChatApp {
           'header',
           { className: 'sidebar-header' },
           h('div', { className: 'brand' }, h('span', { className: 'logo', 'aria-hidden': 'true' }, 'P'), h('span', {}, 'Parley')),
-          h('div', { className: 'me' }, this.meLabel, this.status, signOut),
+          h('div', { className: 'me' }, this.meLabel, this.status, pushButton(this.pushToken), signOut),
         ),
         h('nav', { className: 'sidebar-actions', 'aria-label': 'Start' }, newChat, newGroup, blocked),
+        search.element,
         h('h2', { id: 'inbox-heading', className: 'visually-hidden' }, 'Conversations'),
-        h('div', { className: 'inbox-scroll' }, this.inboxList, this.inboxEmpty, this.loadMore),
+        search.panel,
+        this.inboxScroll,
       ),
       this.threadPane,
     );
@@ -468,7 +509,7 @@ export class ChatApp {
       h(
         'span',
         { className: 'item-main' },
-        h('span', { className: 'item-title' }, this.title(c), online ? h('span', { className: 'visually-hidden' }, ' (online)') : null),
+        h('span', { className: 'item-title' }, this.title(c), online ? h('span', { className: 'visually-hidden' }, ' (online)') : null, c.muted ? mutedMark() : null),
         h('span', { className: 'item-preview' }, preview),
       ),
       h(
@@ -476,6 +517,9 @@ export class ChatApp {
         { className: 'item-meta' },
         h('time', { datetime: last?.created_at ?? c.created_at }, shortTime(last?.created_at ?? c.created_at)),
         // The open conversation is being marked read: no badge flashing up meanwhile.
+        (c.unread_mention_count ?? 0) > 0 && !(current && document.visibilityState === 'visible')
+          ? h('span', { className: 'badge mention-badge', title: `${c.unread_mention_count} unread mention${c.unread_mention_count === 1 ? '' : 's'}` }, '@', h('span', { className: 'visually-hidden' }, ` ${c.unread_mention_count} unread mention${c.unread_mention_count === 1 ? '' : 's'}`))
+          : null,
         c.unread_count > 0 && !(current && document.visibilityState === 'visible') ? h('span', { className: 'badge' }, String(c.unread_count), h('span', { className: 'visually-hidden' }, ' unread')) : null,
       ),
     );

@@ -1,4 +1,4 @@
-// The modal dialogs: start a direct conversation, create a group, group settings (rename, members, roles,
+// The modal dialogs (the "New chat" picker is in people.ts): create a group, group settings (rename, members, roles,
 // leave), blocked users, forward a message. Each updates the app from the HTTP answer: the tab's own socket
 // gets no events for its own requests (X-Socket-ID).
 import { describeError } from './api.js';
@@ -20,27 +20,6 @@ function handleSubmit(form: HTMLFormElement, showError: (text: string) => void, 
     } finally {
       if (submit) submit.disabled = false;
     }
-  });
-}
-
-export function newDirectDialog(app: ChatApp): void {
-  modal('New chat', (dialog, showError) => {
-    const input = h('input', { id: 'direct-user-id', name: 'user_id', type: 'number', min: 1, step: 1, required: true, inputmode: 'numeric', 'aria-describedby': 'direct-help' });
-    const form = h(
-      'form',
-      { className: 'stack' },
-      h('label', { for: 'direct-user-id' }, 'User id'),
-      input,
-      h('p', { className: 'hint', id: 'direct-help' }, 'Their id in your application. They must have signed in to Parley once.'),
-      h('div', { className: 'dialog-actions' }, h('button', { type: 'submit' }, 'Start chat')),
-    );
-    handleSubmit(form, showError, async () => {
-      const { data } = await app.api.post<{ data: Conversation }>('/conversations', { user_id: Number(input.value) });
-      app.upsertConversation(data);
-      dialog.close();
-      app.navigate(data.id);
-    });
-    return [form];
   });
 }
 

@@ -139,6 +139,8 @@ const ICONS = {
   // Paperclip and forward arrow (24×24 stroke icons): no emoji font needed.
   paperclip: 'M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 1-2.83-2.83l8.49-8.48',
   forward: 'M15 17l5-5-5-5M4 18v-2a4 4 0 0 1 4-4h12',
+  // A bell struck through: a muted conversation.
+  muted: 'M13.73 21a2 2 0 0 1-3.46 0M18.63 13A17.89 17.89 0 0 1 18 8M6.26 6.26A5.86 5.86 0 0 0 6 8c0 7-3 9-3 9h14M18 8a6 6 0 0 0-9.33-5M1 1l22 22',
 } as const;
 
 /** A small inline SVG icon, hidden from screen readers (the surrounding text or label names the action). */

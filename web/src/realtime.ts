@@ -12,6 +12,7 @@ import type {
   GroupParticipantsChangedEvent,
   Message,
   MessageDeletedEvent,
+  MessageReactionsUpdatedEvent,
   UserBlockChangedEvent,
   UserPresenceChangedEvent,
   UserTypingEvent,
@@ -35,6 +36,7 @@ export interface ConversationHandlers {
   read(event: ConversationReadEvent): void;
   typing(event: UserTypingEvent): void;
   participantsChanged(event: GroupParticipantsChangedEvent): void;
+  reactionsUpdated(event: MessageReactionsUpdatedEvent): void;
   refused(status: number): void;
 }
 
@@ -116,6 +118,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
         .listen('.ConversationRead', (e: ConversationReadEvent) => on.read(e))
         .listen('.UserTyping', (e: UserTypingEvent) => on.typing(e))
         .listen('.GroupParticipantsChanged', (e: GroupParticipantsChangedEvent) => on.participantsChanged(e))
+        .listen('.MessageReactionsUpdated', (e: MessageReactionsUpdatedEvent) => on.reactionsUpdated(e))
         .error((error: { status?: number }) => on.refused(error.status ?? 0));
       return () => echo.leave(name);
     },

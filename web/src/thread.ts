@@ -4,8 +4,12 @@ import type { ApiError } from './api.js';
 import { describeError } from './api.js';
 import type { ChatApp } from './app.js';
 import { forwardDialog, groupSettingsDialog } from './dialogs.js';
-import { announce, avatar, confirmAction, fileSize, h, icon, longTime, randomId, shortTime, toast } from './dom.js';
-import type { Conversation, GroupParticipantsChangedEvent, Message, Paged } from './types.js';
+import { MentionAutocomplete, withMentions } from './mentions.js';
+import { muteToggle } from './mute.js';
+import { SendQueue } from './sending.js';
+import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
+import { announce, avatar, confirmAction, fileSize, h, icon, longTime, shortTime, toast } from './dom.js';
+import type { Conversation, GroupParticipantsChangedEvent, Message, Paged, Reaction, ReadPosition } from './types.js';
 
 const PAGE = 30;
 const CATCH_UP_PAGE = 100;
@@ -22,10 +26,15 @@ export class ThreadView {
   private ids: number[] = [];
   private olderCursor: string | null = null;
   private loaded = false;
+  private markLoaded!: () => void;
+  /** Resolves when the first page of history is on screen. */
+  private readonly whenLoaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
   private destroyed = false;
   private readonly leaveChannel: () => void;
-  /** Who read up to when (ConversationRead), for the receipts under my messages. */
-  private readonly readBy = new Map<number, string>();
+  /** How far each other participant read: the message id from GET /reads (so receipts survive a reload), and
+   * the time of their latest ConversationRead (the event carries no message id). */
+  private readonly readBy = new Map<number, { messageId: number; at: string | null }>();
+  private readonly reactionContext: ReactionContext;
   private readonly typingUsers = new Map<number, ReturnType<typeof setTimeout>>();
   private readonly attachmentUrls = new Map<number, Promise<string>>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -34,7 +43,10 @@ export class ThreadView {
   private replyTo: Message | null = null;
   private editing: Message | null = null;
   private file: File | null = null;
-  private clientMessageId: string | null = null;
+  private readonly sendQueue: SendQueue;
+  private readonly mentions: MentionAutocomplete;
+  /** Typing signals go one after another, so a late "true" can never follow the "false" of a send. */
+  private typingChain: Promise<unknown> = Promise.resolve();
   private typingSentAt = 0;
   private typingIdle: ReturnType<typeof setTimeout> | undefined;
   private readPending = false;
@@ -67,9 +79,28 @@ export class ThreadView {
   ) {
     this.element = h('section', { className: 'thread', 'aria-labelledby': 'thread-title', 'data-conversation-id': id });
     this.scroller.append(this.olderButton, this.emptyNote, this.list);
+    // Before the composer's own keydown handler: while the list is open, Enter chooses a person.
+    this.mentions = new MentionAutocomplete(this.input, () =>
+      (this.conversation()?.participants_preview ?? []).filter((p) => p.id !== app.me.id).map((p) => ({ user: p, name: app.displayName(p) })),
+    );
     this.buildComposer();
     this.element.append(this.header, this.scroller, this.typingLine, this.form);
     this.olderButton.addEventListener('click', () => void this.loadOlder());
+    this.sendQueue = new SendQueue(app.api, id, {
+      sent: (message, pending) => {
+        pending.remove();
+        // This tab gets no MessageSent for its own send (X-Socket-ID): show the answer.
+        this.upsert(message);
+        this.app.noteOwnMessage(message);
+      },
+      changed: () => this.scrollToBottom(),
+    });
+    this.reactionContext = {
+      api: app.api,
+      me: app.me.id,
+      nameOf: (userId) => app.nameOf(userId, this.conversation()),
+      changed: (messageId, reactions) => this.setReactions(messageId, reactions),
+    };
 
     this.leaveChannel = app.realtime.listenToConversation(id, {
       messageSent: (m) => this.received(m),
@@ -77,9 +108,10 @@ export class ThreadView {
       messageDeleted: ({ id: messageId }) => this.remove(messageId),
       read: ({ user_id, read_at }) => {
         if (user_id === app.me.id) return;
-        this.readBy.set(user_id, read_at);
+        this.readBy.set(user_id, { messageId: this.readBy.get(user_id)?.messageId ?? 0, at: read_at });
         this.renderReceipts();
       },
+      reactionsUpdated: ({ message_id, reactions }) => this.setReactions(message_id, reactions),
       typing: ({ user_id, is_typing }) => {
         if (user_id !== app.me.id) this.setTyping(user_id, is_typing);
       },
@@ -130,9 +162,12 @@ export class ThreadView {
       if ((err as ApiError).status === 404) return this.app.removeConversation(this.id, 'This conversation is no longer available.');
       toast(describeError(err));
     }
+    await this.loadReads();
+    if (this.destroyed) return;
     this.loaded = true;
     this.renderList();
     this.scrollToBottom();
+    this.markLoaded();
     this.markRead();
     this.void(this.app.refreshPresence((this.conversation()?.participants_preview ?? []).map((p) => p.id).filter((i) => i !== this.app.me.id)));
     if (window.matchMedia('(min-width: 48rem)').matches || document.activeElement === document.body) this.input.focus();
@@ -152,6 +187,44 @@ export class ThreadView {
       toast(describeError(err));
     } finally {
       this.olderButton.disabled = false;
+    }
+  }
+
+  /** Scrolls to a message (a search result) and marks it briefly, loading older pages until it is there. */
+  async showMessage(messageId: number): Promise<void> {
+    await this.whenLoaded;
+    for (let pages = 0; !this.messages.has(messageId) && this.olderCursor && pages < 50 && !this.destroyed; pages++) {
+      const cursor = this.olderCursor;
+      await this.loadOlder();
+      if (this.olderCursor === cursor) break; // the page failed to load (loadOlder said why)
+    }
+    const element = this.list.querySelector<HTMLElement>(`#message-${messageId}`);
+    if (!element) return toast('That message is no longer in the conversation.', 'info');
+    element.scrollIntoView({ block: 'center' });
+    element.classList.add('found');
+    element.focus();
+    setTimeout(() => element.classList.remove('found'), 2_500);
+  }
+
+  /** GET /reads, page by page: every participant's read position, for "Seen by" after a reload. */
+  private async loadReads(): Promise<void> {
+    try {
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor === null ? '' : `&cursor=${cursor}`;
+        const page: Paged<ReadPosition> = await this.app.api.get<Paged<ReadPosition>>(`/conversations/${this.id}/reads?limit=1000${query}`);
+        if (this.destroyed) return;
+        for (const r of page.data) {
+          if (r.user_id === this.app.me.id) continue;
+          const known = this.readBy.get(r.user_id);
+          // A ConversationRead may have arrived while the page was on its way: keep the later time.
+          const at = known?.at && (!r.last_read_at || known.at > r.last_read_at) ? known.at : r.last_read_at;
+          this.readBy.set(r.user_id, { messageId: Math.max(r.last_read_message_id, known?.messageId ?? 0), at });
+        }
+        cursor = page.meta.next_cursor;
+      } while (cursor !== null);
+    } catch (err) {
+      if ((err as ApiError).status !== 404) toast(describeError(err));
     }
   }
 
@@ -203,8 +276,13 @@ export class ThreadView {
   private upsert(message: Message, render = true): void {
     if (message.conversation_id !== this.id) return;
     const previous = this.messages.get(message.id);
-    // MessageSent carries no edited_at; keep what we know.
-    this.messages.set(message.id, { ...message, edited_at: message.edited_at ?? previous?.edited_at ?? null });
+    // MessageSent carries no edited_at, and events no reactions or mentions; keep what we know.
+    this.messages.set(message.id, {
+      ...message,
+      edited_at: message.edited_at ?? previous?.edited_at ?? null,
+      reactions: message.reactions ?? previous?.reactions ?? [],
+      mentioned_user_ids: message.mentioned_user_ids ?? previous?.mentioned_user_ids,
+    });
     if (!previous) this.ids.splice(this.insertionIndex(message.id), 0, message.id);
     if (!render || !this.loaded) return;
     const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
@@ -213,12 +291,18 @@ export class ThreadView {
     if (existing) existing.replaceWith(element);
     else {
       const index = this.ids.indexOf(message.id);
-      const next = index + 1 < this.ids.length ? this.list.querySelector(`#message-${this.ids[index + 1]}`) : null;
+      // The newest message goes before messages still being sent, which stay at the end.
+      const next = index + 1 < this.ids.length ? this.list.querySelector(`#message-${this.ids[index + 1]}`) : this.list.querySelector('.message.pending');
       this.list.insertBefore(element, next);
     }
     this.emptyNote.hidden = true;
     this.renderReceipts();
     if (!previous && (nearBottom || message.sender.id === this.app.me.id)) this.scrollToBottom();
+  }
+
+  private setReactions(messageId: number, reactions: Reaction[]): void {
+    const message = this.messages.get(messageId);
+    if (message) this.upsert({ ...message, reactions });
   }
 
   private remove(messageId: number): void {
@@ -285,8 +369,8 @@ export class ThreadView {
     const conversation = this.conversation();
     const mine = this.ids.map((i) => this.messages.get(i)!).filter((m) => m.sender.id === this.app.me.id);
     const readers = new Map<number, string[]>();
-    for (const [userId, readAt] of this.readBy) {
-      const seen = [...mine].reverse().find((m) => m.created_at <= readAt);
+    for (const [userId, read] of this.readBy) {
+      const seen = [...mine].reverse().find((m) => m.id <= read.messageId || (read.at !== null && m.created_at <= read.at));
       if (seen) readers.set(seen.id, [...(readers.get(seen.id) ?? []), this.app.nameOf(userId, conversation)]);
     }
     for (const [messageId, names] of readers) {
@@ -312,7 +396,7 @@ export class ThreadView {
     const now = Date.now();
     if (now - this.typingSentAt > TYPING_RENEW_MS) {
       this.typingSentAt = now;
-      this.void(this.app.api.post(`/conversations/${this.id}/typing`, { is_typing: true }));
+      this.postTyping(true);
     }
     clearTimeout(this.typingIdle);
     this.typingIdle = setTimeout(() => this.stopTyping(), TYPING_IDLE_MS);
@@ -322,7 +406,11 @@ export class ThreadView {
     clearTimeout(this.typingIdle);
     if (!this.typingSentAt) return;
     this.typingSentAt = 0;
-    this.void(this.app.api.post(`/conversations/${this.id}/typing`, { is_typing: false }));
+    this.postTyping(false);
+  }
+
+  private postTyping(isTyping: boolean): void {
+    this.typingChain = this.typingChain.then(() => this.app.api.post(`/conversations/${this.id}/typing`, { is_typing: isTyping })).catch(() => {});
   }
 
   // ---- the composer ----------------------------------------------------------------------------------------
@@ -330,6 +418,7 @@ export class ThreadView {
   private buildComposer(): void {
     const attach = h('label', { for: 'composer-file', className: 'attach', title: 'Attach a file' }, icon('paperclip'), h('span', { className: 'visually-hidden' }, 'Attach a file'));
     this.form.append(
+      this.mentions.list,
       this.banner,
       this.blockedNote,
       h(
@@ -353,14 +442,12 @@ export class ThreadView {
       }
     });
     this.input.addEventListener('input', () => {
-      this.clientMessageId = null; // new text, new message
       this.autosize();
       this.typed();
     });
     this.input.addEventListener('blur', () => this.stopTyping());
     this.fileInput.addEventListener('change', () => {
       this.file = this.fileInput.files?.[0] ?? null;
-      this.clientMessageId = null;
       this.renderBanner();
       this.input.focus();
     });
@@ -375,42 +462,22 @@ export class ThreadView {
     this.input.style.height = `${Math.min(this.input.scrollHeight, 160)}px`;
   }
 
+  /** Send: the message goes to the send queue and the composer is cleared and free for the next one at once. */
   private async submit(): Promise<void> {
-    if (this.sendButton.disabled) return;
+    if (this.sendButton.disabled) return; // blocked, or an edit being saved
     const text = this.input.value.replace(/\s+$/, '');
     if (this.editing) return this.saveEdit(text);
     if (text.trim() === '' && !this.file) return;
-    this.sendButton.disabled = true;
+    const pending = this.sendQueue.send(text.trim() === '' ? null : text, this.file, this.replyTo?.id ?? null, this.mentions.mentionedIds(text));
+    this.mentions.reset();
+    this.list.append(pending);
+    this.emptyNote.hidden = true;
+    this.scrollToBottom();
     this.stopTyping();
-    try {
-      let attachmentId: number | null = null;
-      if (this.file) {
-        this.sendButton.textContent = 'Uploading…';
-        const { data } = await this.app.api.upload<{ data: { id: number } }>('/attachments', this.file);
-        attachmentId = data.id;
-      }
-      // Kept until the send succeeds: a retry after a network error cannot post the message twice.
-      this.clientMessageId ??= randomId();
-      const { data: message } = await this.app.api.post<{ data: Message }>(`/conversations/${this.id}/messages`, {
-        body: text.trim() === '' ? null : text,
-        attachment_id: attachmentId,
-        reply_to_id: this.replyTo?.id ?? null,
-        client_message_id: this.clientMessageId,
-      });
-      // This tab gets no MessageSent for its own send (X-Socket-ID): show the answer.
-      this.upsert(message);
-      this.app.noteOwnMessage(message);
-      this.input.value = '';
-      this.autosize();
-      this.resetComposer();
-    } catch (err) {
-      toast(describeError(err));
-    } finally {
-      this.sendButton.disabled = false;
-      this.sendButton.textContent = 'Send';
-      this.renderComposerState();
-      this.input.focus();
-    }
+    this.input.value = '';
+    this.autosize();
+    this.resetComposer();
+    this.input.focus();
   }
 
   private async saveEdit(text: string): Promise<void> {
@@ -438,7 +505,6 @@ export class ThreadView {
     this.editing = null;
     this.file = null;
     this.fileInput.value = '';
-    this.clientMessageId = null;
     if (wasEditing) {
       this.input.value = '';
       this.autosize();
@@ -500,6 +566,11 @@ export class ThreadView {
               })
               .join('; ');
     this.app.patchConversation(this.id, { participant_count: event.participant_count, participants_preview: event.participants_preview });
+    if (event.change_type === 'removed') {
+      // A member who left or was removed no longer counts as a reader.
+      for (const userId of event.target_user_ids) this.readBy.delete(userId);
+      this.renderReceipts();
+    }
     this.list.append(h('li', { className: 'system-note' }, text));
     announce(text);
     this.scrollToBottom();
@@ -522,7 +593,7 @@ export class ThreadView {
         ? 'Online'
         : 'Offline'
       : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.app.me.id ? 'you' : this.app.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
-    const actions: HTMLElement[] = [];
+    const actions: HTMLElement[] = [muteToggle(this.app, conversation)];
     if (conversation.type === 'group') {
       const settings = h('button', { type: 'button', className: 'secondary', id: 'group-settings' }, 'Group settings');
       settings.addEventListener('click', () => groupSettingsDialog(this.app, this.id));
@@ -559,7 +630,8 @@ export class ThreadView {
   }
 
   private renderList(): void {
-    this.list.replaceChildren(...this.ids.map((i) => this.renderMessage(this.messages.get(i)!)));
+    const pending = [...this.list.querySelectorAll('.message.pending')];
+    this.list.replaceChildren(...this.ids.map((i) => this.renderMessage(this.messages.get(i)!)), ...pending);
     this.olderButton.hidden = this.olderCursor === null;
     this.emptyNote.hidden = this.ids.length > 0;
     this.renderReceipts();
@@ -590,7 +662,13 @@ export class ThreadView {
       bubble.append(quote);
     }
     if (m.attachment) bubble.append(this.renderAttachment(m.attachment));
-    if (m.body) bubble.append(h('p', { className: 'body' }, m.body));
+    if (m.body) {
+      // Events carry no mentioned_user_ids (history items do): then any participant's "@Name" counts.
+      const ids = m.mentioned_user_ids ?? (conversation?.participants_preview ?? []).map((p) => p.id);
+      const mentioned = ids.map((id) => ({ id, name: this.app.nameOf(id, conversation) }));
+      bubble.append(h('p', { className: 'body' }, ...withMentions(m.body, mentioned, this.app.me.id)));
+    }
+    const reactions = renderReactions(this.reactionContext, m.id, m.reactions ?? []);
     bubble.append(
       h(
         'p',
@@ -614,6 +692,7 @@ export class ThreadView {
         this.renderBanner();
         this.input.focus();
       }),
+      reactionPicker(this.reactionContext, m.id, () => this.messages.get(m.id)?.reactions ?? [], this.app.displayName(m.sender)),
       action('Forward', () => forwardDialog(this.app, m, (copies) => copies.forEach((c) => this.upsert(c)))),
       mine
         ? action('Edit', () => {
@@ -627,7 +706,7 @@ export class ThreadView {
         : null,
       canDelete ? action('Delete', () => void this.deleteMessage(m), 'danger-text') : null,
     );
-    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, actions);
+    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, reactions, actions);
   }
 
   private async deleteMessage(m: Message): Promise<void> {

@@ -45,6 +45,28 @@ export interface Message {
   created_at: string;
   /** Absent from MessageSent, null until edited. */
   edited_at?: string | null;
+  /** History items only (v1.1); kept from what is known when an event replaces the message. */
+  reactions?: Reaction[];
+  mentioned_user_ids?: number[];
+}
+
+export interface Reaction {
+  emoji: string;
+  count: number;
+  /** The 10 latest, newest first. */
+  user_ids: number[];
+}
+
+export interface MessageReactionsUpdatedEvent {
+  conversation_id: number;
+  message_id: number;
+  reactions: Reaction[];
+}
+
+export interface ReadPosition {
+  user_id: number;
+  last_read_message_id: number;
+  last_read_at: string | null;
 }
 
 export interface Conversation {
@@ -57,6 +79,10 @@ export interface Conversation {
   last_message: Message | null;
   unread_count: number;
   last_read_at: string | null;
+  /** HTTP answers only (v1.1), not InboxUpdated. */
+  unread_mention_count?: number;
+  muted?: boolean;
+  muted_until?: string | null;
   created_at: string;
   updated_at: string;
 }

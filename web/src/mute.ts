@@ -1,0 +1,30 @@
+// Muting a conversation (PUT /conversations/{id}/mute {until: null}, DELETE to unmute): it silences
+// notifications only, so the inbox just marks it. The answer is my ConversationResource, with `muted`.
+import { describeError } from './api.js';
+import type { ChatApp } from './app.js';
+import { h, icon, toast } from './dom.js';
+import type { Conversation } from './types.js';
+
+/** The header's Mute / Unmute button for the open conversation. */
+export function muteToggle(app: ChatApp, conversation: Conversation): HTMLElement {
+  const muted = conversation.muted ?? false;
+  const button = h('button', { type: 'button', className: 'secondary', id: 'mute-toggle', 'aria-pressed': String(muted) }, muted ? 'Unmute' : 'Mute');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const path = `/conversations/${conversation.id}/mute`;
+      const { data } = muted ? await app.api.delete<{ data: Conversation }>(path) : await app.api.put<{ data: Conversation }>(path, { until: null });
+      app.upsertConversation(data);
+      toast(data.muted ? 'Muted: no notifications from this conversation.' : 'Unmuted.', 'info');
+    } catch (err) {
+      toast(describeError(err));
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+/** The inbox's mark on a muted conversation. */
+export function mutedMark(): HTMLElement {
+  return h('span', { className: 'muted-mark', title: 'Muted' }, icon('muted'), h('span', { className: 'visually-hidden' }, ' (muted)'));
+}
