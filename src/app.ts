@@ -11,15 +11,24 @@ import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
+import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
+import { createWebPush, type WebPush } from './push/index.js';
+import { PUSH_OUTBOX_KIND, pushDeliverer } from './push/outbox.js';
+import { createNotifications } from './notifications/index.js';
+import { outboxMetrics } from './notifications/metrics.js';
+import { createOutboxWorker, type OutboxWorker } from './notifications/outbox-worker.js';
+import { loadWebhookSecret, webhookDeliverer } from './notifications/webhooks.js';
 import { createPusherApiBackend, type Cluster } from './realtime/api-backend.js';
+import { createWebhookSender } from './realtime/webhooks.js';
 import { pusherHttpFanout, type PusherHttpFanout } from './realtime/fanout/pusher-http.js';
+import { redisSharedOccupancy } from './realtime/fanout/redis-occupied.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
 import { channelAuth, userAuth } from './realtime/pusher/signature.js';
-import { localDiskStorage } from './store/attachment-storage.js';
+import { localDiskStorage, s3Storage, type AttachmentStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
 import { openRedis, type RedisConnections } from './store/redis.js';
 import { databaseStartupError, listenStartupError, redisStartupError } from './startup-errors.js';
@@ -30,6 +39,12 @@ export interface App {
   readonly redis: RedisConnections | null;
   readonly realtime: RealtimeServer | null;
   readonly chat: ChatContext;
+  /** Deletes unsent uploads and files of deleted messages, one pass a minute once listening (one node at a time). */
+  readonly attachmentSweeper: AttachmentSweeper;
+  /** Web Push: VAPID keys, the subscription rules and the MessageSent deliverer (for the outbox). */
+  readonly push: WebPush;
+  /** The outbox's delivery worker of this node (webhooks, pushes; src/notifications). */
+  readonly outbox: OutboxWorker;
   /** Start listening; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
@@ -107,6 +122,13 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
           revocableChannelPrefixes: config.broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
           ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
           sharedPresence: redis ? redisSharedPresence(redis) : undefined,
+          ...(config.broadcast.webhookUrls.length > 0
+            ? {
+                webhooks: createWebhookSender({ urls: config.broadcast.webhookUrls, appKey, appSecret, logger }),
+                // With Redis each channel_occupied/channel_vacated is sent by one node only.
+                sharedOccupancy: redis ? redisSharedOccupancy(redis) : undefined,
+              }
+            : {}),
           logger: logger.child({ component: 'realtime' }),
         })
       : null;
@@ -138,18 +160,44 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // Channel authorizations are signed for the server the browsers connect to.
   const signing = config.pusher ? { key: config.pusher.key, secret: config.pusher.secret } : { key: appKey, secret: appSecret };
   const broadcaster = createBroadcaster(fanout, logger, metrics.eventDispatched);
+  // The outbox (src/notifications): rows written in each action's transaction, delivered by a worker per node.
+  const outbox = createOutboxWorker({ db: database.db, logger, events: outboxMetrics(metrics.registry, database.db) });
+  // push: a 'push' row for each MessageSent, delivered by src/push (which decides the recipients at delivery).
+  const notifications = createNotifications({ webhookUrls: config.webhooks.urls, push: true, worker: outbox });
   const chat: ChatContext = {
     db: database.db,
     broadcaster,
     limits: config.limits,
     rateLimiter: rateLimiter(config, redis, logger),
     // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
-    sends: createSendQueue({ db: database.db, broadcaster }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
+    sends: createSendQueue({ db: database.db, broadcaster, notifications }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
+    notifications,
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
-  const presence = createPresenceService(
-    redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs),
-  );
+  const presenceTracker = redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs);
+  const presence = createPresenceService(presenceTracker);
+  const push = createWebPush({ config, db: database.db, presence: presenceTracker, logger });
+  outbox.register({ kind: PUSH_OUTBOX_KIND, deliver: pushDeliverer(push) });
+  if (config.webhooks.urls.length > 0) {
+    outbox.register(
+      webhookDeliverer({
+        secret: loadWebhookSecret(config),
+        async offline(userIds) {
+          const online = await presenceTracker.lastBeats(userIds);
+          return userIds.filter((id) => !online.has(id));
+        },
+      }),
+    );
+  }
+
+  const storage = createAttachmentStorage(config);
+  const attachmentSweeper = createAttachmentSweeper({
+    db: database.db,
+    storage,
+    unsentTtlSeconds: config.storage.unsentUploadTtlSeconds,
+    logger,
+    registry: metrics.registry,
+  });
 
   const http = await buildHttpApp(
     {
@@ -157,7 +205,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       chat,
       typing,
       presence,
-      storage: localDiskStorage(join(config.dataDir, 'attachments')),
+      storage,
       tokens: createTokenIssuer(config.jwtSecret, config.jwt),
       channels: {
         async authorize(socketId, channelName, actor) {
@@ -171,6 +219,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
         },
       },
       metrics,
+      push: push.settings,
       // The Pusher HTTP API: its events reach every node through the fan-out, its channel info covers every node.
       pusherApi: realtime ? createPusherApiBackend(realtime, fanout, cluster) : undefined,
       readiness: {
@@ -182,7 +231,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   );
 
   http.server.on('upgrade', (request, socket, head) => {
-    if (!realtime?.handleUpgrade(request, socket, head)) socket.destroy();
+    // Without the realtime server there is no WebSocket endpoint: say so instead of dropping the socket.
+    if (!realtime?.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
 
   // With Redis every node sweeps, and each expiry is claimed by exactly one of them.
@@ -197,10 +247,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     redis,
     realtime,
     chat,
+    attachmentSweeper,
+    push,
+    outbox,
     async listen() {
       await http.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
         throw listenStartupError(err, config.host, config.port);
       });
+      attachmentSweeper.start();
+      outbox.start();
       const address = http.server.address();
       return typeof address === 'object' && address ? address.port : config.port;
     },
@@ -217,9 +272,16 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       } finally {
         clearInterval(closeIdle);
       }
+      await outbox.stop();
       pusherHttp?.close();
+      await attachmentSweeper.stop();
       await redis?.close();
       await database.close();
     },
   };
+}
+
+/** CHAT_STORAGE: local disk under CHAT_DATA_DIR/attachments, or the S3-compatible bucket. */
+function createAttachmentStorage(config: Config): AttachmentStorage {
+  return config.storage.driver === 's3' ? s3Storage(config.storage.s3) : localDiskStorage(join(config.dataDir, 'attachments'));
 }

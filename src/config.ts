@@ -3,6 +3,7 @@
 // of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both).
 import { resolve } from 'node:path';
 import { DEV_SECRET_NAMES, type DevSecrets } from './config/dev-secrets.js';
+import type { S3StorageOptions } from './store/attachment-storage.js';
 import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './config/settings.js';
 
 export { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError };
@@ -35,6 +36,8 @@ export interface PusherConfig {
 export interface Limits {
   readonly bodyMaxChars: number;
   readonly attachmentMaxBytes: number;
+  /** CHAT_UPLOAD_QUOTA_BYTES: the bytes of one user's attachments together. */
+  readonly uploadQuotaBytes: number;
   readonly groupMaxParticipants: number;
   /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
@@ -98,6 +101,8 @@ export interface Config {
     readonly clientEventsPerSecond: number;
     /** Origins allowed to open a socket (exact match, or "*" for any). Empty: any. */
     readonly allowedOrigins: readonly string[];
+    /** BROADCAST_WEBHOOK_URLS: where the Pusher webhooks go; empty: none. */
+    readonly webhookUrls: readonly string[];
     /** Whose private-chat.* channels the built-in server carries (BROADCAST_CHAT_CHANNELS). */
     readonly chatChannels: ChatChannelMode;
   };
@@ -110,12 +115,36 @@ export interface Config {
   /** CHAT_TRUSTED_PROXIES: proxies whose X-Forwarded-For names the client (Fastify's trustProxy); empty: none. */
   readonly trustedProxies: readonly string[];
   readonly limits: Limits;
+  /** Where attachment files live (CHAT_STORAGE, S3_*), and how long an upload never sent is kept. */
+  readonly storage: StorageConfig;
   readonly logLevel: string;
   /** CHAT_DEMO on: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
   readonly demo: boolean;
+  /** Web Push (CHAT_VAPID_*, CHAT_PUSH_ALLOW_HTTP); keys null when unset (push/vapid.ts generates them). */
+  readonly push: PushConfig;
+  readonly webhooks: WebhookConfig;
   /** True when some secret came from CHAT_DATA_DIR/secrets.json (development secrets): the banner then prints a token. */
   readonly devSecrets: boolean;
 }
+
+/** Webhooks to the host app (CHAT_WEBHOOK_*; src/notifications/webhooks.ts). */
+export interface WebhookConfig {
+  readonly urls: readonly string[];
+  /** CHAT_WEBHOOK_SECRET; null: generated into CHAT_DATA_DIR/webhook-secret. */
+  readonly secret: string | null;
+}
+
+export interface PushConfig {
+  readonly vapidPublicKey: string | null;
+  readonly vapidPrivateKey: string | null;
+  readonly vapidSubject: string;
+  /** CHAT_PUSH_ALLOW_HTTP: http endpoints and loopback addresses accepted (development and tests). */
+  readonly allowHttp: boolean;
+}
+
+export type StorageConfig =
+  | { readonly driver: 'local'; readonly unsentUploadTtlSeconds: number }
+  | { readonly driver: 's3'; readonly unsentUploadTtlSeconds: number; readonly s3: S3StorageOptions };
 
 export interface JwtPolicy {
   /** CHAT_JWT_ISSUER: the `iss` a token must have; null: not checked. */
@@ -182,6 +211,9 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
   if (v.BROADCAST_CHAT_CHANNELS === 'relay' && v.BROADCAST_DRIVER !== 'builtin') {
     throw new ConfigError('BROADCAST_CHAT_CHANNELS=relay is for the Parley whose built-in server carries another Parley’s events. Fix: use it with BROADCAST_DRIVER=builtin, or unset it.');
   }
+  if ((v.CHAT_VAPID_PUBLIC_KEY === null) !== (v.CHAT_VAPID_PRIVATE_KEY === null)) {
+    throw new ConfigError('CHAT_VAPID_PUBLIC_KEY and CHAT_VAPID_PRIVATE_KEY go together. Fix: set both (npx web-push generate-vapid-keys), or neither for a pair generated into CHAT_DATA_DIR/vapid.json.');
+  }
 
   return Object.freeze({
     port: v.PORT,
@@ -212,9 +244,11 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       clientEvents: v.BROADCAST_CLIENT_EVENTS,
       clientEventsPerSecond: v.BROADCAST_CLIENT_EVENTS_PER_SECOND,
       allowedOrigins: v.BROADCAST_ALLOWED_ORIGINS,
+      webhookUrls: v.BROADCAST_WEBHOOK_URLS,
       chatChannels: v.BROADCAST_CHAT_CHANNELS,
     }),
     pusher: v.BROADCAST_DRIVER === 'pusher' ? pusherConfig(v) : null,
+    storage: storageConfig(v),
     presenceTimeoutMs: v.CHAT_PRESENCE_TIMEOUT_MS,
     presenceSweepMs: v.CHAT_PRESENCE_SWEEP_MS,
     typingTimeoutMs: v.CHAT_TYPING_TIMEOUT_MS,
@@ -223,6 +257,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     limits: Object.freeze({
       bodyMaxChars: v.CHAT_BODY_MAX_CHARS,
       attachmentMaxBytes: v.CHAT_ATTACHMENT_MAX_BYTES,
+      uploadQuotaBytes: v.CHAT_UPLOAD_QUOTA_BYTES,
       groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
       sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
@@ -240,6 +275,32 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     }),
     logLevel: v.LOG_LEVEL,
     demo: v.CHAT_DEMO,
+    push: Object.freeze({
+      vapidPublicKey: v.CHAT_VAPID_PUBLIC_KEY,
+      vapidPrivateKey: v.CHAT_VAPID_PRIVATE_KEY,
+      vapidSubject: v.CHAT_VAPID_SUBJECT,
+      allowHttp: v.CHAT_PUSH_ALLOW_HTTP,
+    }),
+    webhooks: Object.freeze({ urls: v.CHAT_WEBHOOK_URLS, secret: v.CHAT_WEBHOOK_SECRET }),
     devSecrets: fromDev,
+  });
+}
+
+function storageConfig(v: SettingValues): StorageConfig {
+  const unsentUploadTtlSeconds = v.CHAT_UNSENT_UPLOAD_TTL_S;
+  if (v.CHAT_STORAGE === 'local') return Object.freeze({ driver: 'local', unsentUploadTtlSeconds });
+  if (v.S3_BUCKET === null || v.S3_BUCKET.trim() === '') {
+    throw new ConfigError('CHAT_STORAGE=s3 needs S3_BUCKET. Fix: set S3_BUCKET (and S3_ENDPOINT for a store other than AWS S3), or unset CHAT_STORAGE.');
+  }
+  if ((v.S3_ACCESS_KEY_ID === null) !== (v.S3_SECRET_ACCESS_KEY === null)) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together. Fix: set both, or neither for the AWS SDK\'s own credentials (instance role, AWS_* variables).');
+  }
+  const credentials = v.S3_ACCESS_KEY_ID !== null && v.S3_SECRET_ACCESS_KEY !== null
+    ? Object.freeze({ accessKeyId: v.S3_ACCESS_KEY_ID, secretAccessKey: v.S3_SECRET_ACCESS_KEY })
+    : null;
+  return Object.freeze({
+    driver: 's3',
+    unsentUploadTtlSeconds,
+    s3: Object.freeze({ bucket: v.S3_BUCKET.trim(), endpoint: v.S3_ENDPOINT, region: v.S3_REGION, credentials, forcePathStyle: v.S3_FORCE_PATH_STYLE }),
   });
 }

@@ -3,7 +3,7 @@
 // exits with 2 for a configuration error or 1 for anything else (startup-errors.ts).
 import { createApp, type App } from './app.js';
 import { loadConfig, type Config } from './config.js';
-import { loadDevSecrets } from './config/dev-secrets.js';
+import { devSecretsFile, loadDevSecrets } from './config/dev-secrets.js';
 import { createTokenIssuer } from './http/auth.js';
 import { createLogger } from './logger.js';
 import { describeStartupFailure } from './startup-errors.js';
@@ -14,7 +14,7 @@ function reachableHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** Printed on every start: where the API, the web client and the socket are; a token when development secrets are in use. */
+/** Printed on every start: where the API, the web client and the socket are; a token on the embedded default with development secrets. */
 async function banner(config: Config, app: App, port: number): Promise<string> {
   const base = `http://${reachableHost(config.host)}:${port}`;
   const database = config.databaseUrl
@@ -36,7 +36,11 @@ async function banner(config: Config, app: App, port: number): Promise<string> {
     `  API:        ${base}/api/chat/v1  (OpenAPI: /api/chat/v1/openapi.json)`,
     `  WebSocket:  ${socket}`,
   ];
-  if (config.devSecrets) {
+  if (config.devSecrets && config.databaseUrl) {
+    // PostgreSQL with generated secrets: a shared setup in the making, so no token on the screen, only the way to mint one.
+    lines.push(`  Development secrets in ${devSecretsFile(process.env)}; set them for production (docs/deployment.md).`);
+    lines.push(`  Tokens: npm run token -- <userId> --name <name>`);
+  } else if (config.devSecrets) {
     // The embedded default: say how to try it without reading any docs.
     const example = await createTokenIssuer(config.jwtSecret, config.jwt).issue(1, { name: 'Alice' });
     const hours = Math.round((example.expiresAt.getTime() - Date.now()) / 3_600_000);

@@ -1,7 +1,7 @@
 // Starting Parley as a user does, `node --import tsx src/main.ts` with its settings in the environment: a start
 // that cannot succeed prints ONE line saying what is wrong and how to fix it, exit code 2 for a configuration
 // error and 1 for anything outside (a busy port, a database or Redis it cannot reach), and no stack trace unless
-// LOG_LEVEL=debug. A start that succeeds prints the banner; the token line only with development secrets.
+// LOG_LEVEL=debug. A start that succeeds prints the banner; the token line only on the embedded default with development secrets.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -159,6 +159,18 @@ describe('the banner', () => {
     assert.match(stdout, new RegExp(`WebSocket: +ws://127\\.0\\.0\\.1:${port}/app/[0-9a-f]+ +\\(Pusher protocol; key [0-9a-f]+\\)`));
     assert.match(stdout, /A token for user 1 \(Alice\), valid 24 h:\n +eyJ[\w-]+\.[\w-]+\.[\w-]+\n/);
     assert.match(stdout, /More tokens: npm run token -- <userId> --name <name>/);
+  });
+
+  test('with DATABASE_URL and development secrets: the banner names the secrets file and how to mint tokens, shows no token', async () => {
+    const database = await freshPostgres();
+    try {
+      const { stdout } = await banner({ DATABASE_URL: database.url });
+      assert.match(stdout, /Development secrets in .*secrets\.json; set them for production/);
+      assert.match(stdout, /Tokens: npm run token -- <userId> --name <name>/);
+      assert.doesNotMatch(stdout, /A token for|eyJ/);
+    } finally {
+      await database.drop();
+    }
   });
 
   test('with its secrets and DATABASE_URL set: the banner, without a token line', async () => {

@@ -6,7 +6,7 @@ import { blockedUsers, deleteBlock, insertBlock, messagingBlockedUserIds } from 
 import { findDirect } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation, lockUsers } from '../store/locks.js';
-import { inTransaction } from '../store/transaction.js';
+import { inTransaction, type Tx } from '../store/transaction.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import type { UserResource } from './resources.js';
@@ -24,6 +24,12 @@ async function lockPair(trx: DB, userId: number, otherId: number): Promise<boole
   const direct = await findDirect(trx, userId, otherId);
   if (direct !== null) await lockConversation(trx, direct);
   return true;
+}
+
+/** The webhook of a block or unblock: once (not per recipient), the event as the blocker receives it. */
+async function writeBlockRow(ctx: ChatContext, trx: Tx, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[] }): Promise<void> {
+  const base = { blocker_id: actor.userId, blocked_user_id: otherId, blocked };
+  await ctx.notifications?.write(trx, [event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: ids.mine })]);
 }
 
 async function announce(ctx: ChatContext, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[]; theirs: number[] }): Promise<void> {
@@ -48,8 +54,11 @@ export async function blockUser(ctx: ChatContext, actor: Actor, userId: number):
   const ids = await inTransaction(ctx.db, async (trx) => {
     if (!(await lockPair(trx, actor.userId, userId))) throw notFound('User');
     await insertBlock(trx, actor.userId, userId, new Date());
-    return blockedIdsOfPair(trx, actor.userId, userId);
+    const ids = await blockedIdsOfPair(trx, actor.userId, userId);
+    await writeBlockRow(ctx, trx, actor, userId, true, ids);
+    return ids;
   });
+  ctx.notifications?.committed();
   await announce(ctx, actor, userId, true, ids);
   return { messaging_blocked_user_ids: ids.mine };
 }
@@ -57,8 +66,11 @@ export async function blockUser(ctx: ChatContext, actor: Actor, userId: number):
 export async function unblockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {
   const ids = await inTransaction(ctx.db, async (trx) => {
     if (!(await lockPair(trx, actor.userId, userId)) || !(await deleteBlock(trx, actor.userId, userId))) throw notFound('Block');
-    return blockedIdsOfPair(trx, actor.userId, userId);
+    const ids = await blockedIdsOfPair(trx, actor.userId, userId);
+    await writeBlockRow(ctx, trx, actor, userId, false, ids);
+    return ids;
   });
+  ctx.notifications?.committed();
   await announce(ctx, actor, userId, false, ids);
   return { messaging_blocked_user_ids: ids.mine };
 }

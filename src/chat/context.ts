@@ -1,6 +1,7 @@
 // What every use case is given: the database, the broadcaster, the limits, the send queue. Built once in app.ts.
 import type { Limits } from '../config.js';
 import type { Broadcaster } from '../events/broadcaster.js';
+import type { Notifications } from '../notifications/index.js';
 import type { DB } from '../store/database.js';
 import type { SendQueue } from './messages.js';
 import type { RateLimiter } from './rate-limits.js';
@@ -12,6 +13,8 @@ export interface ChatContext {
   readonly rateLimiter: RateLimiter;
   /** Sends waiting to be written together (group commit). */
   readonly sends: SendQueue;
+  /** The outbox rows (webhooks, push) of each action, written in its transaction (src/notifications). */
+  readonly notifications?: Notifications;
 }
 
 /** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */

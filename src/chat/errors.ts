@@ -12,6 +12,8 @@ export const ERRORS = {
   request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  /** An upload that would take its uploader's attachments over CHAT_UPLOAD_QUOTA_BYTES. */
+  quota_exceeded: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,

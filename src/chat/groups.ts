@@ -52,7 +52,9 @@ async function participantsChanged(
   actorUserId: number,
   targetUserIds: number[],
 ): Promise<DomainEvent> {
-  const [count, previews] = await Promise.all([participantCount(db, conversationId), loadPreviews(db, [conversationId])]);
+  // One after the other: it runs inside transactions too (a transaction's connection takes one query at a time).
+  const count = await participantCount(db, conversationId);
+  const previews = await loadPreviews(db, [conversationId]);
   return event('GroupParticipantsChanged', conversationId, {
     conversation_id: conversationId,
     change_type: changeType,
@@ -103,33 +105,40 @@ export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: n
     if (fresh.length === 0) return [];
     checkSize(ctx, conversation.participant_count + fresh.length);
     // Newcomers start with the history read: they were not there for it.
-    return addMembers(trx, groupId, fresh, await latestMessageId(trx, groupId), new Date());
+    const added = await addMembers(trx, groupId, fresh, await latestMessageId(trx, groupId), new Date());
+    if (added.length === 0) return [];
+    // Built in the transaction: the outbox row (webhook) holds what is broadcast.
+    const changed = await participantsChanged(trx, groupId, 'added', actor.userId, added);
+    await ctx.notifications?.write(trx, [changed]);
+    return { added, changed };
   });
+  ctx.notifications?.committed();
   const inbox = await inboxEvents(ctx.db, groupId);
-  if (added.length > 0) {
-    await ctx.broadcaster.dispatch([await participantsChanged(ctx.db, groupId, 'added', actor.userId, added), ...inbox], actor.socketId);
+  if (!Array.isArray(added)) {
+    await ctx.broadcaster.dispatch([added.changed, ...inbox], actor.socketId);
   }
   return getConversation(ctx, actor, groupId);
 }
 
 export async function removeParticipant(ctx: ChatContext, actor: Actor, groupId: number, userId: number): Promise<void> {
-  await inTransaction(ctx.db, async (trx) => {
+  const events = await inTransaction(ctx.db, async (trx) => {
     const { participant } = await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     if (userId === actor.userId) throw new ChatError('conflict', 'Use leave to leave a group yourself.');
     const target = await findParticipant(trx, groupId, userId);
     if (!target) throw notFound('Participant');
     if (participant.role === 'admin' && target.role !== 'member') throw forbidden('forbidden_role', 'An admin may remove members only.');
     await removeMember(trx, groupId, userId, new Date());
+    const events = [
+      await participantsChanged(trx, groupId, 'removed', actor.userId, [userId]),
+      event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'removed' }),
+    ];
+    await ctx.notifications?.write(trx, events);
+    return events;
   });
+  ctx.notifications?.committed();
   // Their sockets stop receiving the conversation before anything else is said on it.
   await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'removed');
-  await ctx.broadcaster.dispatch(
-    [
-      await participantsChanged(ctx.db, groupId, 'removed', actor.userId, [userId]),
-      event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'removed' }),
-    ],
-    actor.socketId,
-  );
+  await ctx.broadcaster.dispatch(events, actor.socketId);
 }
 
 export async function changeRole(ctx: ChatContext, actor: Actor, groupId: number, userId: number, role: Role): Promise<void> {
@@ -139,39 +148,41 @@ export async function changeRole(ctx: ChatContext, actor: Actor, groupId: number
     if (userId === actor.userId) throw new ChatError('conflict', 'The owner cannot change their own role; hand ownership to someone else.');
     const target = await findParticipant(trx, groupId, userId);
     if (!target) throw notFound('Participant');
-    if (target.role === role) return [];
+    if (target.role === role) return null;
     await setRole(trx, groupId, userId, role);
-    if (role !== 'owner') return [userId];
     // One owner per group: handing it over makes the previous owner an admin.
-    await setRole(trx, groupId, actor.userId, 'admin');
-    return [userId, actor.userId];
+    if (role === 'owner') await setRole(trx, groupId, actor.userId, 'admin');
+    const changed = await participantsChanged(trx, groupId, 'role_changed', actor.userId, role === 'owner' ? [userId, actor.userId] : [userId]);
+    await ctx.notifications?.write(trx, [changed]);
+    return changed;
   });
-  if (targets.length === 0) return;
-  await ctx.broadcaster.dispatch([await participantsChanged(ctx.db, groupId, 'role_changed', actor.userId, targets)], actor.socketId);
+  if (targets === null) return;
+  ctx.notifications?.committed();
+  await ctx.broadcaster.dispatch([targets], actor.socketId);
 }
 
 export async function leaveGroup(ctx: ChatContext, actor: Actor, groupId: number): Promise<void> {
   const outcome = await inTransaction(ctx.db, async (trx) => {
     const { participant, conversation } = await lockGroup(trx, groupId, actor.userId);
     await removeMember(trx, groupId, actor.userId, new Date());
+    const events: DomainEvent[] = [];
     if (conversation.participant_count <= 1) {
       // Nobody is left to see it.
       await deleteConversation(trx, groupId);
-      return { deleted: true, heir: null };
+    } else {
+      // An owner's leaving hands the group to the longest-standing admin, else member.
+      const heir = participant.role === 'owner' ? await heirOf(trx, groupId) : null;
+      if (heir !== null) await setRole(trx, groupId, heir, 'owner');
+      events.push(await participantsChanged(trx, groupId, 'removed', actor.userId, [actor.userId]));
+      if (heir !== null) events.push(await participantsChanged(trx, groupId, 'role_changed', actor.userId, [heir]));
     }
-    // An owner's leaving hands the group to the longest-standing admin, else member.
-    const heir = participant.role === 'owner' ? await heirOf(trx, groupId) : null;
-    if (heir !== null) await setRole(trx, groupId, heir, 'owner');
-    return { deleted: false, heir };
+    events.push(event('GroupMembershipRevoked', actor.userId, { conversation_id: groupId, user_id: actor.userId, reason: 'left' }));
+    await ctx.notifications?.write(trx, events);
+    return events;
   });
+  ctx.notifications?.committed();
   await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), actor.userId, 'left');
-  const events: DomainEvent[] = [];
-  if (!outcome.deleted) {
-    events.push(await participantsChanged(ctx.db, groupId, 'removed', actor.userId, [actor.userId]));
-    if (outcome.heir !== null) events.push(await participantsChanged(ctx.db, groupId, 'role_changed', actor.userId, [outcome.heir]));
-  }
-  events.push(event('GroupMembershipRevoked', actor.userId, { conversation_id: groupId, user_id: actor.userId, reason: 'left' }));
-  await ctx.broadcaster.dispatch(events, actor.socketId);
+  await ctx.broadcaster.dispatch(outcome, actor.socketId);
 }
 
 export async function deleteGroup(ctx: ChatContext, actor: Actor, groupId: number): Promise<void> {
@@ -179,11 +190,15 @@ export async function deleteGroup(ctx: ChatContext, actor: Actor, groupId: numbe
     await lockGroup(trx, groupId, actor.userId, ['owner']);
     const ids = await participantIds(trx, groupId);
     await deleteConversation(trx, groupId);
+    await ctx.notifications?.write(trx, revokedAll(groupId, ids));
     return ids;
   });
+  ctx.notifications?.committed();
   for (const userId of participants) await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'group_deleted');
-  await ctx.broadcaster.dispatch(
-    participants.map((userId) => event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' })),
-    actor.socketId,
-  );
+  await ctx.broadcaster.dispatch(revokedAll(groupId, participants), actor.socketId);
+}
+
+/** A deleted group's GroupMembershipRevoked, one per member (each member's own membership ends). */
+function revokedAll(groupId: number, participants: readonly number[]): DomainEvent[] {
+  return participants.map((userId) => event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' }));
 }

@@ -2,6 +2,7 @@
 // Each write: lock the conversation → check → write → commit → events.
 import type { Broadcaster } from '../events/broadcaster.js';
 import { event, type DomainEvent } from '../events/catalog.js';
+import type { Notifications } from '../notifications/index.js';
 import type { DB } from '../store/database.js';
 import { lockConversationOfMessage, lockConversations } from '../store/locks.js';
 import {
@@ -17,7 +18,7 @@ import {
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
-import { inTransaction, retrying } from '../store/transaction.js';
+import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
@@ -106,9 +107,11 @@ export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId
 }
 
 /** The send queue of a node: concurrent sends written in batches (see group-commit.ts). */
-export function createSendQueue(deps: { db: DB; broadcaster: Broadcaster }, options: { lanes: number; maxBatch?: number }): SendQueue {
+export function createSendQueue(deps: SendDeps, options: { lanes: number; maxBatch?: number }): SendQueue {
   return groupCommit({ lanes: options.lanes, maxBatch: options.maxBatch ?? 100, run: (batch) => sendBatch(deps, batch) });
 }
+
+type SendDeps = { db: DB; broadcaster: Broadcaster; notifications?: Notifications | undefined };
 
 /** A draft's refusal as the API answers it. */
 function refusal(result: DraftResult): ChatError {
@@ -139,7 +142,7 @@ const isInputError = (err: unknown): boolean => {
  * and written, one commit, all in one round trip; then each written message's events, dispatched in order.
  * A request repeating an earlier one's client_message_id in the same batch gets that one's message.
  */
-async function sendBatch(deps: { db: DB; broadcaster: Broadcaster }, requests: readonly SendRequest[]): Promise<(SendResult | Error)[]> {
+async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Promise<(SendResult | Error)[]> {
   const drafts: MessageDraft[] = [];
   const draftIndex: number[] = [];
   const byClientId = new Map<string, number>();
@@ -157,9 +160,21 @@ async function sendBatch(deps: { db: DB; broadcaster: Broadcaster }, requests: r
 
   const now = new Date();
   let written: WrittenMessages;
+  let resources: Map<number, MessageResource> | undefined;
+  const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
-    // Lock, check and write in one round trip, its own transaction (see writeMessages).
-    written = await retrying(() => writeMessages(deps.db, drafts, now));
+    if (notifications) {
+      // With notifications: the write and its outbox rows (one INSERT for the batch) in one transaction.
+      ({ written, resources } = await inTransaction(deps.db, async (trx) => {
+        const written = await writeMessages(trx, drafts, now);
+        const resources = await messageResources(trx, drafts, written);
+        await insertSentRows(trx, notifications, drafts, written, resources);
+        return { written, resources };
+      }));
+    } else {
+      // Lock, check and write in one round trip, its own transaction (see writeMessages).
+      written = await retrying(() => writeMessages(deps.db, drafts, now));
+    }
   } catch (err) {
     if (requests.length === 1 || !isInputError(err)) return requests.map(() => err as Error);
     // One request's input broke the statement: each on its own, so only that one fails.
@@ -169,7 +184,8 @@ async function sendBatch(deps: { db: DB; broadcaster: Broadcaster }, requests: r
   }
 
   const socketOf = new Map(requests.flatMap((r, i) => (draftIndex[i]! >= 0 ? [[draftIndex[i]!, r.actor.socketId] as const] : [])));
-  const messages = await announceWritten(deps, drafts, written, (i) => socketOf.get(i));
+  const messages = await announceWritten(deps, drafts, written, (i) => socketOf.get(i), resources);
+  if (notifications) notifications.committed();
   const results: (SendResult | Error)[] = [];
   for (let i = 0; i < requests.length; i++) {
     const d = draftIndex[i]!;
@@ -198,12 +214,27 @@ async function existingMessage(db: DB, draft: MessageDraft): Promise<SendResult>
  * that message; the events of draft i are not sent to socket socketOf(i) (X-Socket-ID of its request).
  * Returns the resources by draft index.
  */
-async function announceWritten(
-  deps: { db: DB; broadcaster: Broadcaster },
+/** The outbox rows of messages just written (MessageSent webhooks and pushes), inserted in the write's transaction. */
+async function insertSentRows(
+  trx: Tx,
+  notifications: Notifications,
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
-  socketOf: (draftIndex: number) => string | undefined,
-): Promise<Map<number, MessageResource>> {
+  messages: Map<number, MessageResource>,
+): Promise<void> {
+  const events: DomainEvent[] = [];
+  for (let i = 0; i < drafts.length; i++) {
+    const message = messages.get(i);
+    if (message) events.push(event('MessageSent', drafts[i]!.conversation_id, sentPayload(message)));
+  }
+  await notifications.write(trx, events, (e) => {
+    const m = e.payload as MessageResource;
+    return (written.readers.get(m.conversation_id) ?? []).map((r) => r.user_id).filter((u) => u !== m.sender.id);
+  });
+}
+
+/** The resources of the messages written, by draft index: plain ones from the write, the others loaded in one query. */
+async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages): Promise<Map<number, MessageResource>> {
   const messages = new Map<number, MessageResource>();
   const toLoad: number[] = [];
   written.results.forEach((result, i) => {
@@ -214,9 +245,20 @@ async function announceWritten(
     else toLoad.push(i);
   });
   if (toLoad.length > 0) {
-    const loaded = await loadMessages(deps.db, toLoad.map((i) => written.results[i]!.id!));
+    const loaded = await loadMessages(db, toLoad.map((i) => written.results[i]!.id!));
     for (const i of toLoad) messages.set(i, loaded.get(written.results[i]!.id!)!);
   }
+  return messages;
+}
+
+async function announceWritten(
+  deps: { db: DB; broadcaster: Broadcaster },
+  drafts: readonly MessageDraft[],
+  written: WrittenMessages,
+  socketOf: (draftIndex: number) => string | undefined,
+  resources?: Map<number, MessageResource>,
+): Promise<Map<number, MessageResource>> {
+  const messages = resources ?? (await messageResources(deps.db, drafts, written));
 
   // Each message's readers, walking back from the states after the whole write.
   const statesAt = new Map<number, readonly ReaderState[]>();
@@ -269,9 +311,13 @@ export async function editMessage(ctx: ChatContext, actor: Actor, messageId: num
     if (body === null && message.attachment_id === null) throw invalid('body', 'The body may not be empty.');
     await refuseIfDirectBlocked(trx, membership, actor.userId);
     await editBody(trx, messageId, body, now);
-    return { conversationId: conversation.id, isLast: conversation.last_message_id === messageId };
+    // With notifications the resource is read in the transaction, so the outbox row holds what is broadcast.
+    const updated = ctx.notifications?.enabled ? await loadMessage(trx, messageId) : null;
+    if (updated) await ctx.notifications!.write(trx, [event('MessageUpdated', conversation.id, updated)]);
+    return { conversationId: conversation.id, isLast: conversation.last_message_id === messageId, updated };
   });
-  const updated = await loadMessage(ctx.db, messageId);
+  ctx.notifications?.committed();
+  const updated = edited.updated ?? (await loadMessage(ctx.db, messageId));
   const events: DomainEvent[] = [event('MessageUpdated', edited.conversationId, updated)];
   if (edited.isLast) events.push(...(await inboxEvents(ctx.db, edited.conversationId)));
   await ctx.broadcaster.dispatch(events, actor.socketId);
@@ -289,8 +335,10 @@ export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: n
       throw forbidden('not_sender', 'Only the sender or a group owner or admin may delete a message.');
     }
     await softDelete(trx, message, now);
+    await ctx.notifications?.write(trx, [event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id })]);
     return { conversationId: conversation.id, readers: await readerStates(trx, conversation.id) };
   });
+  ctx.notifications?.committed();
   await ctx.broadcaster.dispatch(
     [event('MessageDeleted', conversationId, { id: messageId, conversation_id: conversationId }), ...(await inboxEvents(ctx.db, conversationId, readers))],
     actor.socketId,
@@ -313,7 +361,7 @@ export async function forwardMessage(
   }
   await ctx.rateLimiter.consume('send', actor.userId);
   const now = new Date();
-  const { drafts, written } = await inTransaction(ctx.db, async (trx) => {
+  const { drafts, written, resources } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);
     if (!unlocked) throw notFound('Message');
     // The source's conversation and every target's, in one ascending order.
@@ -339,8 +387,14 @@ export async function forwardMessage(
     const written = await writeMessages(trx, drafts, now);
     const refused = written.results.find((r) => r.outcome !== 'written');
     if (refused) throw refusal(refused); // rolls every target back
-    return { drafts, written };
+    let resources: Map<number, MessageResource> | undefined;
+    if (ctx.notifications?.enabled) {
+      resources = await messageResources(trx, drafts, written);
+      await insertSentRows(trx, ctx.notifications, drafts, written, resources);
+    }
+    return { drafts, written, resources };
   });
-  const messages = await announceWritten(ctx, drafts, written, () => actor.socketId);
+  ctx.notifications?.committed();
+  const messages = await announceWritten(ctx, drafts, written, () => actor.socketId, resources);
   return drafts.map((_, i) => messages.get(i)!);
 }

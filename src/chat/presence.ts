@@ -9,9 +9,16 @@ import { forbidden } from './errors.js';
 import { isoOrNull, type PresenceResource } from './resources.js';
 
 async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exceptSocketId?: string): Promise<void> {
+  const payload = { user_id: userId, is_online: isOnline };
+  // The webhook row is written once the transition is decided (presence is not a database transaction),
+  // whether or not anyone shares a conversation with the user.
+  if (ctx.notifications?.enabled) {
+    await ctx.notifications.write(ctx.db, [event('UserPresenceChanged', userId, payload)]);
+    ctx.notifications.committed();
+  }
   const audience = await contactsOf(ctx.db, userId);
   if (audience.length === 0) return;
-  await ctx.broadcaster.dispatch([event('UserPresenceChanged', audience, { user_id: userId, is_online: isOnline })], exceptSocketId);
+  await ctx.broadcaster.dispatch([event('UserPresenceChanged', audience, payload)], exceptSocketId);
 }
 
 export interface PresenceService {

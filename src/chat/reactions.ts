@@ -72,11 +72,20 @@ async function changeReaction(ctx: ChatContext, actor: Actor, messageId: number,
     if (!message || !membership) throw notFound('Message');
     await refuseIfDirectBlocked(trx, membership, actor.userId);
     const reaction = { messageId, userId: actor.userId, emoji };
-    if (change === 'remove') return { conversationId: conversation.id, changed: await removeReaction(trx, reaction) };
-    const outcome = await addReaction(trx, reaction, MAX_REACTION_EMOJI, now);
-    if (outcome === 'too_many_emoji') throw invalid('emoji', `A message may carry at most ${MAX_REACTION_EMOJI} different reactions.`);
-    return { conversationId: conversation.id, changed: outcome === 'added' };
+    let changed: boolean;
+    if (change === 'remove') changed = await removeReaction(trx, reaction);
+    else {
+      const outcome = await addReaction(trx, reaction, MAX_REACTION_EMOJI, now);
+      if (outcome === 'too_many_emoji') throw invalid('emoji', `A message may carry at most ${MAX_REACTION_EMOJI} different reactions.`);
+      changed = outcome === 'added';
+    }
+    if (changed && ctx.notifications?.enabled) {
+      const reactions = await summaryOf(trx, messageId);
+      await ctx.notifications.write(trx, [event('MessageReactionsUpdated', conversation.id, { conversation_id: conversation.id, message_id: messageId, reactions })]);
+    }
+    return { conversationId: conversation.id, changed };
   });
+  if (changed) ctx.notifications?.committed();
   if (!changed) return { message_id: messageId, reactions: await summaryOf(ctx.db, messageId) };
   return announce(ctx, messageId, async () => {
     const reactions = await summaryOf(ctx.db, messageId);

@@ -20,6 +20,7 @@ export async function markRead(
   messageId?: number,
 ): Promise<{ conversation_id: number; user_id: number; read_at: string; last_read_message_id: number }> {
   const readAt = new Date();
+  const payload = { conversation_id: conversationId, user_id: actor.userId, read_at: iso(readAt) };
   const { reader, position } = await inTransaction(ctx.db, async (trx) => {
     await lockConversation(trx, conversationId, 'read');
     const { participant } = await requireParticipant(trx, conversationId, actor.userId);
@@ -34,10 +35,11 @@ export async function markRead(
     // Only the messages after the new position are counted, never the whole history.
     const { unread, mentions } = await countUnread(trx, conversationId, actor.userId, position);
     const reader = await setReadPosition(trx, conversationId, actor.userId, { messageId: position, at: readAt, unreadCount: unread, unreadMentionCount: mentions });
+    await ctx.notifications?.write(trx, [event('ConversationRead', conversationId, payload)]);
     return { reader, position };
   });
+  ctx.notifications?.committed();
 
-  const payload = { conversation_id: conversationId, user_id: actor.userId, read_at: iso(readAt) };
   await ctx.broadcaster.dispatch(
     [event('ConversationRead', conversationId, payload), ...(await inboxEvents(ctx.db, conversationId, [reader]))],
     actor.socketId,

@@ -11,7 +11,14 @@ export const UserResource = Type.Object(
 export type UserResource = Static<typeof UserResource>;
 
 export const AttachmentResource = Type.Object(
-  { id: Id, name: Type.String(), mime_type: Type.String(), size: Type.Integer(), url: Type.String() });
+  {
+    id: Id, name: Type.String(), mime_type: Type.String(), size: Type.Integer(), url: Type.String(),
+    /** Images: pixels as displayed (after the EXIF orientation); null for other files. */
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    /** Images: a WebP of at most 320 px, same access rule as `url`; null without one. */
+    thumbnail_url: Nullable(Type.String()),
+  });
 export type AttachmentResource = Static<typeof AttachmentResource>;
 
 export const ReplyPreview = Type.Object({

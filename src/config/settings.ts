@@ -119,6 +119,27 @@ function addressList(row: Omit<Row<readonly string[]>, 'default'>): Setting<read
   };
 }
 
+/** http(s) URLs, comma-separated; unset or empty is []. */
+function urlList(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly string[]> {
+  const valid = (entry: string) => {
+    try {
+      const url = new URL(entry);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  };
+  const base = list(row);
+  return {
+    ...base,
+    type: 'comma-separated http(s) URLs',
+    parse: (raw) => {
+      const entries = base.parse(raw);
+      return entries?.every(valid) ? entries : undefined;
+    },
+  };
+}
+
 /** Bytes a secret must have at least (HS256 wants a key as long as its hash, 32 bytes). */
 export const SECRET_MIN_BYTES = 32;
 
@@ -156,6 +177,7 @@ const MIB = 1024 * KIB;
 
 export const BROADCAST_DRIVERS = ['builtin', 'pusher', 'log'] as const;
 export const CHAT_CHANNEL_MODES = ['own', 'relay'] as const;
+export const STORAGE_DRIVERS = ['local', 's3'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** The settings, in the order of the README's table. */
@@ -170,7 +192,44 @@ export const SETTINGS = {
   CHAT_DATA_DIR: text({
     default: './data',
     meaning:
-      'Data directory: the embedded database (`pglite/`), uploaded files (`attachments/`, also used with PostgreSQL) and generated secrets (`secrets.json`). Several nodes need `attachments/` on a shared volume.',
+      'Data directory: the embedded database (`pglite/`), uploaded files (`attachments/` with `CHAT_STORAGE=local`, also used with PostgreSQL) and generated secrets (`secrets.json`). Several nodes need `CHAT_STORAGE=s3`, or `attachments/` on a shared volume.',
+  }),
+  CHAT_STORAGE: oneOf(STORAGE_DRIVERS, {
+    default: 'local',
+    meaning:
+      'Where attachment files live: `local`, under `CHAT_DATA_DIR/attachments`; `s3`, in the S3-compatible bucket `S3_BUCKET` (AWS S3, MinIO, R2...; see docs/deployment.md). Files are streamed both ways.',
+  }),
+  S3_BUCKET: text({ default: null, meaning: 'With `CHAT_STORAGE=s3` (required): the bucket. Objects go under `attachments/`; keep the bucket private.' }),
+  S3_ENDPOINT: url(['https', 'http'], '`https://minio.example.com:9000`', {
+    default: null,
+    defaultText: 'unset: AWS S3 of `S3_REGION`',
+    meaning: 'With `CHAT_STORAGE=s3`: the endpoint of an S3-compatible store (MinIO, R2: `https://<account>.r2.cloudflarestorage.com`).',
+  }),
+  S3_REGION: text({ default: 'us-east-1', meaning: 'With `CHAT_STORAGE=s3`: the region (R2: `auto`).' }),
+  S3_ACCESS_KEY_ID: text({
+    default: null,
+    defaultText: 'unset: the AWS SDK\'s credential chain',
+    meaning: 'With `CHAT_STORAGE=s3`: the access key, set with `S3_SECRET_ACCESS_KEY`; unset, the AWS SDK finds credentials itself (instance role, `AWS_*` variables).',
+  }),
+  S3_SECRET_ACCESS_KEY: text({
+    default: null,
+    defaultText: 'unset: the AWS SDK\'s credential chain',
+    given: (raw) => `${raw.length} characters`,
+    meaning: 'With `CHAT_STORAGE=s3`: the secret key, set with `S3_ACCESS_KEY_ID`.',
+  }),
+  S3_FORCE_PATH_STYLE: boolean({
+    default: false,
+    meaning: 'With `CHAT_STORAGE=s3`: address the bucket in the path (`endpoint/bucket/key`) instead of the host name. On for MinIO and most self-hosted stores.',
+  }),
+  CHAT_UPLOAD_QUOTA_BYTES: positive({
+    default: 1024 * MIB,
+    unit: 'bytes',
+    meaning: 'Per user: the bytes of all their attachments together. An upload that would go over it is refused with 413 `quota_exceeded`.',
+  }),
+  CHAT_UNSENT_UPLOAD_TTL_S: positive({
+    default: 86_400,
+    unit: 'seconds',
+    meaning: 'An upload not sent with any message within this time is deleted, row and file.',
   }),
   DATABASE_URL: url(['postgres', 'postgresql'], '`postgres://user:password@host:5432/database`', {
     default: null,
@@ -284,6 +343,11 @@ export const SETTINGS = {
     defaultText: 'empty (any)',
     meaning: 'Browser origins allowed to open a socket (`*` for any); others are closed with 4009.',
   }),
+  BROADCAST_WEBHOOK_URLS: urlList({
+    defaultText: 'empty (none)',
+    meaning:
+      'Pusher webhooks of the built-in server: `channel_occupied`, `channel_vacated`, `member_added`, `member_removed` and `client_event` are POSTed to each URL as `{time_ms, events}`, signed with `X-Pusher-Key` and `X-Pusher-Signature`, batched, retried with backoff; sent once per cluster.',
+  }),
   BROADCAST_CHAT_CHANNELS: oneOf(CHAT_CHANNEL_MODES, {
     default: 'own',
     meaning:
@@ -395,6 +459,51 @@ export const SETTINGS = {
     defaultText: 'empty (none)',
     meaning:
       'Addresses or CIDR ranges of reverse proxies (e.g. `127.0.0.1,10.0.0.0/8`) whose `X-Forwarded-For` gives the client\'s address, for the failed-authentication limit and the logs. Empty: the address that connected is the client\'s.',
+  }),
+  CHAT_VAPID_PUBLIC_KEY: text({
+    default: null,
+    defaultText: 'generated into `vapid.json`',
+    meaning:
+      'Web Push: the VAPID public key (uncompressed P-256 point, base64url), handed to browsers by `GET /push/config`. Set it with `CHAT_VAPID_PRIVATE_KEY` (`npx web-push generate-vapid-keys`); unset, a pair is generated once into `CHAT_DATA_DIR/vapid.json`. Several nodes need the same pair.',
+  }),
+  CHAT_VAPID_PRIVATE_KEY: text({
+    default: null,
+    defaultText: 'generated into `vapid.json`',
+    given: (raw) => `${raw.length} characters`,
+    meaning: 'Web Push: the VAPID private key (base64url), set together with `CHAT_VAPID_PUBLIC_KEY`.',
+  }),
+  CHAT_VAPID_SUBJECT: text({
+    default: 'mailto:parley@localhost',
+    meaning: 'Web Push: the VAPID subject, a `mailto:` or `https:` URL push services may use to reach the operator.',
+  }),
+  CHAT_PUSH_ALLOW_HTTP: boolean({
+    default: false,
+    meaning:
+      'Web Push: also accept `http://` endpoints and loopback addresses (development and tests only). Off: endpoints must be `https` and never resolve to a private, loopback or link-local address.',
+  }),
+  CHAT_WEBHOOK_URLS: {
+    ...list({
+      meaning:
+        'Webhooks to the host app (docs/notifications.md): URLs that get one signed POST per chat action (`MessageSent`, `MessageUpdated`, ...), delivered at least once through the outbox. Empty: no webhooks.',
+    }),
+    type: 'comma-separated list of `http://` or `https://` URLs',
+    fix: 'write each as https://app.example/parley-webhook',
+    parse: (raw: string) => {
+      const urls = raw.split(',').map((u) => u.trim()).filter(Boolean);
+      const ok = urls.every((u) => {
+        try {
+          return ['http:', 'https:'].includes(new URL(u).protocol);
+        } catch {
+          return false;
+        }
+      });
+      return ok ? Object.freeze(urls) : undefined;
+    },
+  },
+  CHAT_WEBHOOK_SECRET: secret({
+    default: null,
+    defaultText: 'generated into `webhook-secret`',
+    meaning: 'The HMAC-SHA256 key of `X-Parley-Signature` on webhooks. Unset: generated once into `CHAT_DATA_DIR/webhook-secret`. Several nodes need the same secret.',
   }),
   LOG_LEVEL: oneOf(LOG_LEVELS, { default: 'info', meaning: 'pino level. `debug` also prints the stack of a startup failure.' }),
   CHAT_DEMO: boolean({

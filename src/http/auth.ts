@@ -8,6 +8,7 @@ import { ChatError, invalid } from '../chat/errors.js';
 import type { JwtPolicy } from '../config.js';
 import { settingDefault } from '../config/settings.js';
 import { ensureUser } from '../chat/users.js';
+import { wellFormed } from '../chat/text.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
 import { TokenCache, type VerifiedToken } from './token-cache.js';
@@ -125,8 +126,10 @@ export function userAuthenticator(
     checkLifetime({ ...payload, exp }, maxTtlSeconds);
     const userId = parseUserId(payload.sub);
     if (userId === null) throw new ChatError('unauthenticated', 'The token has no valid user id in sub.');
-    // PostgreSQL text cannot hold U+0000: drop it from the claims rather than fail the request.
-    const claim = (value: unknown): string | undefined => (typeof value === 'string' ? value.replaceAll('\u0000', '') : undefined);
+    // PostgreSQL text cannot hold U+0000 nor a lone surrogate: drop the one and replace the other (as for bodies)
+    // so the profile answered is the profile stored.
+    const claim = (value: unknown): string | undefined =>
+      typeof value === 'string' ? wellFormed(value.replaceAll('\u0000', '')) : undefined;
     const verified: VerifiedToken = { userId, exp, claims: { name: claim(payload.name), avatar_url: claim(payload.avatar_url) } };
     tokens.set(token, verified);
     return verified;

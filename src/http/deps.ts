@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Actor, ChatContext } from '../chat/context.js';
 import type { PresenceService } from '../chat/presence.js';
+import type { PushSettings } from '../chat/push.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -26,6 +27,8 @@ export interface HttpDeps {
   readonly metrics: Metrics;
   /** The Pusher HTTP API's view of the built-in server (BROADCAST_DRIVER=builtin); without it the API is not served. */
   readonly pusherApi?: PusherApiBackend;
+  /** Web Push: the VAPID public key and which endpoints are accepted; without it the push routes are not served. */
+  readonly push?: PushSettings;
   /** Readiness checks by dependency name (database, redis): each resolves when reachable. */
   readonly readiness: Record<string, () => Promise<void>>;
 }

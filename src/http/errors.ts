@@ -87,6 +87,11 @@ export function installErrorHandler(app: FastifyInstance): void {
       if (status === 404) return reply.status(404).send({ message: 'Not found.', code: 'not_found' });
       return reply.status(422).send({ message: 'The given data was invalid.', code: 'validation_failed', errors });
     }
+    if (request.raw.socket?.destroyed) {
+      // The client went away mid-request (a cancelled upload): nobody reads the answer, and nothing is down.
+      request.log.info({ code: (err as { code?: unknown }).code }, 'client closed the connection before the request was read');
+      return reply.status(400).send({ message: 'The request was not completely received.', code: 'bad_request' });
+    }
     if (isUnavailable(err)) {
       request.log.warn({ err }, 'dependency unavailable');
       return reply.status(503).header('Retry-After', '5').send({ message: 'A dependency is unavailable; retry shortly.', code: 'service_unavailable' });

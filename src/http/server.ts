@@ -22,6 +22,7 @@ import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
+import { pushRoutes } from './routes/push.js';
 import { pusherApiRoutes } from './routes/pusher-api.js';
 import { searchRoutes } from './routes/search.js';
 import { serverRoutes } from './routes/server.js';
@@ -121,7 +122,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitWrites(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes]) {
         await users.register(routes, deps);
       }
     });

@@ -21,8 +21,13 @@ export function userResource(row: { id: number; name: string; avatar_url: string
   return { id: row.id, name: row.name, avatar_url: row.avatar_url };
 }
 
-export function attachmentResource(row: { id: number; name: string; mime_type: string; size: number }): AttachmentResource {
-  return { id: row.id, name: row.name, mime_type: row.mime_type, size: row.size, url: attachmentUrl(row.id) };
+export function attachmentResource(row: {
+  id: number; name: string; mime_type: string; size: number; width: number | null; height: number | null; thumbnail_key: string | null;
+}): AttachmentResource {
+  return {
+    id: row.id, name: row.name, mime_type: row.mime_type, size: row.size, url: attachmentUrl(row.id),
+    width: row.width, height: row.height, thumbnail_url: row.thumbnail_key === null ? null : `${attachmentUrl(row.id)}/thumbnail`,
+  };
 }
 
 /** Messages by id, fully hydrated (sender, attachment, reply preview, forward origin): one query. */
@@ -41,6 +46,7 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
       'm.forwarded_from_message_id', 'm.forwarded_from_conversation_id',
       's.id as s_id', 's.name as s_name', 's.avatar_url as s_avatar',
       'a.id as a_id', 'a.name as a_name', 'a.mime_type as a_mime', 'a.size as a_size',
+      'a.width as a_width', 'a.height as a_height', 'a.thumbnail_key as a_thumbnail_key',
       'r.id as r_id', 'r.body as r_body', 'r.deleted_at as r_deleted_at',
       'rs.id as rs_id', 'rs.name as rs_name', 'rs.avatar_url as rs_avatar',
       'fs.id as fs_id', 'fs.name as fs_name', 'fs.avatar_url as fs_avatar',
@@ -53,7 +59,10 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
       conversation_id: row.conversation_id,
       body: row.body,
       attachment:
-        row.a_id === null ? null : attachmentResource({ id: row.a_id, name: row.a_name!, mime_type: row.a_mime!, size: row.a_size! }),
+        row.a_id === null ? null : attachmentResource({
+          id: row.a_id, name: row.a_name!, mime_type: row.a_mime!, size: row.a_size!,
+          width: row.a_width, height: row.a_height, thumbnail_key: row.a_thumbnail_key,
+        }),
       sender: { id: row.s_id, name: row.s_name, avatar_url: row.s_avatar },
       reply_to:
         row.r_id === null

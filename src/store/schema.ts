@@ -75,6 +75,11 @@ export interface AttachmentsTable {
   size: number;
   storage_key: string;
   created_at: CreatedAt;
+  /** Images: pixels after the EXIF orientation; null for other files. */
+  width: number | null;
+  height: number | null;
+  /** Images: the key of the WebP thumbnail (at most 320 px) in the same store; null without one. */
+  thumbnail_key: string | null;
 }
 
 export interface MessageMentionsTable {
@@ -96,6 +101,30 @@ export interface BlocksTable {
   created_at: CreatedAt;
 }
 
+export interface PushSubscriptionsTable {
+  id: Generated<number>;
+  user_id: number;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: CreatedAt;
+}
+
+/** The transactional outbox (migration 005, src/store/outbox.ts). */
+export interface OutboxTable {
+  id: Generated<number>;
+  kind: string;
+  target: Generated<string>;
+  conversation_id: number | null;
+  type: string;
+  payload: unknown;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  created_at: Generated<Date>;
+  last_error: string | null;
+  failed_at: Date | null;
+}
+
 export interface Schema {
   users: UsersTable;
   conversations: ConversationsTable;
@@ -105,6 +134,8 @@ export interface Schema {
   blocks: BlocksTable;
   message_mentions: MessageMentionsTable;
   message_reactions: MessageReactionsTable;
+  push_subscriptions: PushSubscriptionsTable;
+  outbox: OutboxTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -93,6 +93,15 @@ describe('one rule for every row', () => {
     assert.deepEqual([config.port, config.logLevel, config.demo, config.broadcast.allowedOrigins], [8080, 'info', false, []]);
   });
 
+  test('BROADCAST_WEBHOOK_URLS takes http(s) URLs, comma-separated; anything else is a configuration error', () => {
+    const urls = loadConfig({ ...SECRETS, BROADCAST_WEBHOOK_URLS: 'https://app.example.com/pusher/webhook, http://10.0.0.5:8000/hook' }).broadcast.webhookUrls;
+    assert.deepEqual(urls, ['https://app.example.com/pusher/webhook', 'http://10.0.0.5:8000/hook']);
+    assert.deepEqual(loadConfig(SECRETS).broadcast.webhookUrls, []);
+    for (const raw of ['app.example.com/hook', 'ftp://example.com/hook', 'https://ok.example.com,not a url']) {
+      assert.throws(() => loadConfig({ ...SECRETS, BROADCAST_WEBHOOK_URLS: raw }), configError('BROADCAST_WEBHOOK_URLS'), raw);
+    }
+  });
+
   test('LOG_LEVEL is one of pino\'s levels', () => {
     assert.throws(() => loadConfig({ ...SECRETS, LOG_LEVEL: 'verbose' }), configError('LOG_LEVEL'));
     assert.equal(loadConfig({ ...SECRETS, LOG_LEVEL: 'debug' }).logLevel, 'debug');
@@ -186,7 +195,7 @@ describe('the real-time server takes its defaults from the table', () => {
     };
     assert.equal(ping(limit).length, limit);
     client.send(ping(limit));
-    assert.equal(await client.next(), '{"event":"pusher:pong","data":"{}"}');
+    assert.equal(await client.next(), '{"event":"pusher:pong","data":{}}');
     client.send(ping(limit + 1));
     assert.equal(await client.next(), pusherError(4300, `Message too big (limit ${limit} bytes)`));
     assert.equal((await client.closed).code, 1009);

@@ -11,7 +11,7 @@ export function newUsers<N extends number>(count: N): number[] & { length: N } {
 }
 
 export const USER_KEYS = ['avatar_url', 'id', 'name'];
-export const ATTACHMENT_KEYS = ['id', 'mime_type', 'name', 'size', 'url'];
+export const ATTACHMENT_KEYS = ['height', 'id', 'mime_type', 'name', 'size', 'thumbnail_url', 'url', 'width'];
 export const MESSAGE_KEYS = ['attachment', 'body', 'conversation_id', 'created_at', 'edited_at', 'forwarded_from', 'id', 'reply_to', 'sender'];
 export const REPLY_KEYS = ['body', 'deleted', 'id', 'sender'];
 export const FORWARDED_KEYS = ['conversation_id', 'message_id', 'sender'];

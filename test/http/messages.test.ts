@@ -80,6 +80,9 @@ for (const database of DATABASES) {
           mime_type: 'text/plain',
           size: 13,
           url: `/api/chat/v1/attachments/${uploaded.body.data.id}`,
+          width: null,
+          height: null,
+          thumbnail_url: null,
         });
       });
 

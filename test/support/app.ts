@@ -34,7 +34,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(options: { database?: DatabaseKind; env?: Record<string, string> } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { database?: DatabaseKind; env?: Record<string, string>; /** Where the app's JSON log lines go (else nowhere, or TEST_LOG_LEVEL's). */ logTo?: (line: string) => void } = {},
+): Promise<TestApp> {
   const database = options.database ?? 'pglite';
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
   const postgres = database === 'postgres' ? await freshPostgres() : null;
@@ -49,7 +51,10 @@ export async function startTestApp(options: { database?: DatabaseKind; env?: Rec
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `parley-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...options.env,
   });
-  const app = await createApp(config, pino({ level: config.logLevel }));
+  const logger = options.logTo
+    ? pino({ level: 'info' }, { write: (line: string) => options.logTo!(line) })
+    : pino({ level: config.logLevel });
+  const app = await createApp(config, logger);
   const port = await app.listen();
   const baseUrl = `http://127.0.0.1:${port}`;
   const api = `${baseUrl}/api/chat/v1`;

@@ -39,9 +39,10 @@ const CONTENT_SECURITY_POLICY = [
 function setHeaders(reply: FastifyReply, path: string): void {
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('Referrer-Policy', 'no-referrer');
-  if (path.endsWith('.html')) {
+  if (path.endsWith('.html') || /[/\\]sw\.js$/.test(path)) {
+    // The page, and the service worker (browsers check it for updates; a stale one would linger a day).
     reply.header('Cache-Control', 'no-cache');
-    reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    if (path.endsWith('.html')) reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   } else if (/[/\\]assets[/\\]/.test(path)) {
     reply.header('Cache-Control', 'public, max-age=31536000, immutable'); // Vite puts a content hash in these names
   } else {

@@ -4,12 +4,18 @@ import * as initial from './001_initial.js';
 import * as sendMessages from './002_send_messages.js';
 import * as chatFeatures from './003_chat_features.js';
 import * as search from './004_search.js';
+import * as outbox from './005_outbox.js';
+import * as pushSubscriptions from './006_push_subscriptions.js';
+import * as attachmentsAtScale from './007_attachments_at_scale.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
   '002_send_messages': sendMessages,
   '003_chat_features': chatFeatures,
   '004_search': search,
+  '005_outbox': outbox,
+  '006_push_subscriptions': pushSubscriptions,
+  '007_attachments_at_scale': attachmentsAtScale,
 };
 
 export const migrationProvider: MigrationProvider = {
