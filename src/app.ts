@@ -14,6 +14,7 @@ import { buildHttpApp } from './http/server.js';
 import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
+import { pushAudience } from './push/audience.js';
 import { createWebPush, type WebPush } from './push/index.js';
 import { PUSH_OUTBOX_KIND, pushDeliverer } from './push/outbox.js';
 import { createNotifications } from './notifications/index.js';
@@ -162,8 +163,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const broadcaster = createBroadcaster(fanout, logger, metrics.eventDispatched);
   // The outbox (src/notifications): rows written in each action's transaction, delivered by a worker per node.
   const outbox = createOutboxWorker({ db: database.db, logger, events: outboxMetrics(metrics.registry, database.db) });
-  // push: a 'push' row for each MessageSent, delivered by src/push (which decides the recipients at delivery).
-  const notifications = createNotifications({ webhookUrls: config.webhooks.urls, push: true, worker: outbox });
+  // push: a 'push' row for each MessageSent while any browser is subscribed, delivered by src/push (which
+  // decides the recipients at delivery).
+  const pushSubscribers = pushAudience(database.db);
+  const notifications = createNotifications({ webhookUrls: config.webhooks.urls, push: () => pushSubscribers.any(), worker: outbox });
   const chat: ChatContext = {
     db: database.db,
     broadcaster,
@@ -176,7 +179,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presenceTracker = redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs);
   const presence = createPresenceService(presenceTracker);
-  const push = createWebPush({ config, db: database.db, presence: presenceTracker, logger });
+  const push = createWebPush({ config, db: database.db, presence: presenceTracker, audience: pushSubscribers, logger });
   outbox.register({ kind: PUSH_OUTBOX_KIND, deliver: pushDeliverer(push) });
   if (config.webhooks.urls.length > 0) {
     outbox.register(

@@ -9,6 +9,8 @@ export interface PushSettings {
   /** CHAT_PUSH_ALLOW_HTTP: http endpoints and loopback addresses accepted. */
   readonly allowHttp: boolean;
   readonly resolver?: Resolver;
+  /** Told of each saved subscription, so this node's sends write push rows from now on (src/push/audience.ts). */
+  readonly audience?: { subscribed(): void };
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
@@ -38,6 +40,7 @@ export async function subscribePush(ctx: ChatContext, settings: PushSettings, ac
     throw err;
   }
   await upsertPushSubscription(ctx.db, { userId: actor.userId, endpoint: input.endpoint, p256dh: input.keys.p256dh, auth: input.keys.auth }, new Date());
+  settings.audience?.subscribed();
   return { endpoint: input.endpoint };
 }
 

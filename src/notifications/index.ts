@@ -13,7 +13,7 @@ import { EVENTS } from '../events/catalog.js';
 
 /** What a use case needs: rows for its events, written in its transaction, and a wake after its commit. */
 export interface Notifications {
-  /** False when nothing would be written (no webhook URL, no push): callers may skip the work. */
+  /** False when nothing would be written (no webhook URL, no push subscription): callers may skip the work. */
   readonly enabled: boolean;
   /** The outbox rows of one action's events (MessageSent: pass the recipients). */
   rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[];
@@ -23,10 +23,12 @@ export interface Notifications {
   committed(): void;
 }
 
-export function createNotifications(options: { webhookUrls: readonly string[]; push: boolean; worker: OutboxWorker | null }): Notifications {
-  const { webhookUrls, push, worker } = options;
+/** push: whether MessageSent gets a 'push' row now (src/push/audience.ts: while any browser is subscribed). */
+export function createNotifications(options: { webhookUrls: readonly string[]; push: () => boolean; worker: OutboxWorker | null }): Notifications {
+  const { webhookUrls, worker } = options;
   function rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[] {
     const rows: OutboxDraft[] = [];
+    const push = options.push();
     const seen = new Set<string>();
     for (const e of events) {
       if (!WEBHOOK_TYPES.has(e.name) && !(push && e.name === 'MessageSent')) continue;
@@ -53,7 +55,9 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
     return rows;
   }
   return {
-    enabled: webhookUrls.length > 0 || push,
+    get enabled() {
+      return webhookUrls.length > 0 || options.push();
+    },
     rowsFor,
     async write(trx, events, recipients) {
       await insertOutbox(trx, rowsFor(events, recipients));

@@ -5,6 +5,7 @@ import type { PushSettings } from '../chat/push.js';
 import type { Config } from '../config.js';
 import type { PresenceTracker } from '../presence/tracker.js';
 import type { DB } from '../store/database.js';
+import type { PushAudience } from './audience.js';
 import type { Resolver } from './endpoint-guard.js';
 import { deliverMessagePush, type MessagePushJob } from './message-push.js';
 import { createPushSender } from './sender.js';
@@ -15,14 +16,21 @@ export interface WebPush {
   deliverMessage(job: MessagePushJob): Promise<{ sent: number; removed: number }>;
 }
 
-export function createWebPush(options: { config: Config; db: DB; presence: Pick<PresenceTracker, 'lastBeats'>; logger: Logger; resolver?: Resolver }): WebPush {
-  const { config, db, presence, resolver } = options;
+export function createWebPush(options: {
+  config: Config;
+  db: DB;
+  presence: Pick<PresenceTracker, 'lastBeats'>;
+  audience: PushAudience;
+  logger: Logger;
+  resolver?: Resolver;
+}): WebPush {
+  const { config, db, presence, audience, resolver } = options;
   const vapid = loadVapidKeys(config);
   const allowHttp = config.push.allowHttp;
   const send = createPushSender({ vapid, allowHttp, resolver });
   const logger = options.logger.child({ component: 'push' });
   return {
-    settings: { vapidPublicKey: vapid.publicKey, allowHttp, resolver },
+    settings: { vapidPublicKey: vapid.publicKey, allowHttp, resolver, audience },
     deliverMessage: (job) => deliverMessagePush({ db, presence, send, logger }, job),
   };
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { ROOT } from '../../testkit/root.js';
+import { until } from '../../testkit/wait.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -57,7 +58,7 @@ describe('web client push', { skip }, () => {
     await cdp.send('ServiceWorker.enable');
     await button.click();
     const id = await registrationId;
-    await page.waitForFunction(() => navigator.serviceWorker.controller !== null || navigator.serviceWorker.ready.then(() => true));
+    await page.evaluate(async () => void (await navigator.serviceWorker.ready));
     // Headless Chromium refuses a push subscription ("Registration failed - permission denied"): the button then
     // says why instead of throwing; a full browser subscribes (POST /push/subscriptions, tested in push.test.ts).
     await page.waitForFunction(() => !(document.getElementById('push-toggle') as HTMLButtonElement).disabled);
@@ -68,14 +69,19 @@ describe('web client push', { skip }, () => {
       const data = { type: 'MessageSent', conversation_id: 42, message_id: message, title: 'Alice', body, url: '/#/c/42' };
       await cdp.send('ServiceWorker.deliverPushMessage', { origin: app.baseUrl + '/', registrationId: id, data: JSON.stringify(data) });
     }
-    const shown = await page.waitForFunction(async () => {
-      const list = await (await navigator.serviceWorker.ready).getNotifications();
-      return list.length > 0 && list[0]!.body === 'second' ? list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data })) : null;
-    });
-    assert.deepEqual(await shown.jsonValue(), [{ title: 'Alice', body: 'second', tag: 'conversation-42', data: { url: '/#/c/42', conversation_id: 42 } }], 'one notification per conversation, the latest');
+    // Polled from here: waitForFunction would take an async predicate's promise itself as truthy.
+    const notifications = () =>
+      page.evaluate(async () => {
+        const list = await (await navigator.serviceWorker.ready).getNotifications();
+        return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
+      });
+    let shown: Awaited<ReturnType<typeof notifications>> = [];
+    await until(async () => (shown = await notifications()).some((n) => n.body === 'second'), 10_000, () => JSON.stringify(shown));
+    assert.deepEqual(shown, [{ title: 'Alice', body: 'second', tag: 'conversation-42', data: { url: '/#/c/42', conversation_id: 42 } }], 'one notification per conversation, the latest');
     const sw = await fetch(`${app.baseUrl}/sw.js`);
     assert.equal(sw.headers.get('cache-control'), 'no-cache');
     assert.deepEqual(errors, []);
     await context.close();
   });
 });
+

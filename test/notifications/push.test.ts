@@ -13,6 +13,7 @@ import { createPushSender } from '../../src/push/sender.js';
 import { loadVapidKeys } from '../../src/push/vapid.js';
 import { pushSubscriptionsOf, upsertPushSubscription } from '../../src/store/push-subscriptions.js';
 import { startPushService, type PushService } from '../../testkit/push-service.js';
+import { until } from '../../testkit/wait.js';
 import { assertError, direct, group, newUsers, send } from '../http/helpers.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 
@@ -330,3 +331,30 @@ for (const database of DATABASES) {
     });
   });
 }
+
+describe('push rows only while a browser is subscribed (src/push/audience.ts)', () => {
+  test('with no subscription on the server a send writes no push row, so it keeps the one-round-trip path; the first subscription turns them on at once', async () => {
+    const app = await startTestApp({ env: { CHAT_PUSH_ALLOW_HTTP: '1' } });
+    const service = await startPushService();
+    try {
+      await app.app.outbox.stop(); // rows stay in the table, to be counted
+      const pushRows = async () =>
+        Number((await app.app.chat.db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'push').executeTakeFirstOrThrow()).n);
+      const [a, b] = newUsers(2);
+      const id = await direct(app, a, b);
+      // Before the first read of the table a send writes its row (the safe side); within the refresh time none.
+      let before = 0;
+      await until(async () => {
+        before = await pushRows();
+        await send(app, a, id, 'nobody subscribed');
+        return (await pushRows()) === before;
+      }, 5_000, () => `push rows: ${before}`);
+      await subscribe(app, service, b);
+      await send(app, a, id, 'Bob has a phone now');
+      assert.equal(await pushRows(), before + 1, 'one push row for the send after the subscription');
+    } finally {
+      await app.close();
+      await service.close();
+    }
+  });
+});
