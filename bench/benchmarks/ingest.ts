@@ -278,6 +278,7 @@ async function insertLoops(t: Target, p: Params, conversations: Conversation[]):
   for (const lanes of [p.inFlight, 1]) {
     const label = lanes === 1 ? 'raw INSERT, one connection' : `raw INSERT, ${lanes} in flight`;
     const pool = new pg.Pool({ connectionString: t.database!.url, max: lanes });
+    pool.on('error', () => {}); // pool.end() resolves before its connections close; dropping the database may cut one
     try {
       // Open every connection first, so the loop measures INSERTs, not connecting.
       const warm = await Promise.all(Array.from({ length: lanes }, () => pool.connect()));

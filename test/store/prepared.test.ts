@@ -27,12 +27,21 @@ interface Setup {
   close(): Promise<void>;
 }
 
+/**
+ * pg-pool's end() resolves before its connections have closed, so dropping the database right after can
+ * terminate one still closing: its error must not be an uncaught exception (src/store/database.ts does the same).
+ */
+function quiet(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  return pool;
+}
+
 async function setup(options: { max?: number; maxPerConnection?: number } = {}): Promise<Setup> {
   const database = await freshPostgres();
-  const pool = new pg.Pool({ connectionString: database.url, max: options.max ?? 1 });
+  const pool = quiet(new pg.Pool({ connectionString: database.url, max: options.max ?? 1 }));
   const preparing = preparingPool(pool, { maxPerConnection: options.maxPerConnection });
   const db = new Kysely<T>({ dialect: new PostgresDialect({ pool: preparing }) });
-  const plain = new Kysely<T>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }) });
+  const plain = new Kysely<T>({ dialect: new PostgresDialect({ pool: quiet(new pg.Pool({ connectionString: database.url, max: 1 })) }) });
   await sql`create table t (id int primary key, name text not null)`.execute(plain);
   await sql`insert into t (id, name) select i, 'name ' || i from generate_series(1, 20) as i`.execute(plain);
   return {
