@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { signature } from '../../src/notifications/webhooks.js';
+import { signature, webhookDeliverer } from '../../src/notifications/webhooks.js';
 import { freshPostgres } from '../../testkit/postgres.js';
 import { direct, group, newUsers, send } from '../http/helpers.js';
 import { DATABASES, startTestApp, type DatabaseKind, type TestApp } from '../support/app.js';
@@ -260,4 +260,47 @@ test('two nodes on one PostgreSQL deliver each webhook once, in order per conver
     await hooks.close();
     await db.drop();
   }
+});
+
+describe('one delivery (webhookDeliverer)', () => {
+  const row = (target: string) => ({ id: 7, kind: 'webhook', target, conversation_id: 1, type: 'MessageDeleted', payload: { data: { id: 3, conversation_id: 1 } }, attempts: 0, created_at: new Date() });
+  const deliverer = (timeoutMs = 10_000) => webhookDeliverer({ secret: SECRET, offline: async () => [], timeoutMs });
+
+  async function answering(handle: (res: import('node:http').ServerResponse) => void) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => handle(res));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  }
+
+  test('a 2xx answer is delivered; a redirect is not followed and is not delivered; a 500 is not delivered', async () => {
+    for (const [status, delivered] of [[204, true], [200, true], [302, false], [500, false]] as const) {
+      const r = await answering((res) => res.writeHead(status, status === 302 ? { location: '/elsewhere' } : {}).end());
+      try {
+        const outcome = await deliverer().deliver(row(r.url)).then(() => true, (err: Error) => err.message);
+        if (delivered) assert.equal(outcome, true, `${status}`);
+        else assert.match(String(outcome), new RegExp(`answered HTTP ${status}`));
+      } finally {
+        await r.close();
+      }
+    }
+  });
+
+  test('a receiver that does not answer in time is given up on with an error (retried later by the outbox)', async () => {
+    const r = await answering(() => {}); // never answers
+    try {
+      const started = Date.now();
+      await assert.rejects(deliverer(300).deliver(row(r.url)), /did not answer within 300 ms/);
+      assert.ok(Date.now() - started < 3_000);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a receiver that is down is an error, not a crash', async () => {
+    await assert.rejects(deliverer().deliver(row('http://127.0.0.1:1/hooks')), /ECONNREFUSED/);
+  });
 });
