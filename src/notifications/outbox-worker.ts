@@ -59,11 +59,15 @@ export function createOutboxWorker(options: {
   pollMs?: number;
   retryBaseMs?: number;
   maxAgeMs?: number;
+  /** Wakes within this time are gathered into one claim (under load: fewer, fuller claims). */
+  gatherMs?: number;
 }): OutboxWorker {
   const { db } = options;
   const logger = options.logger.child({ component: 'outbox' });
   const pollMs = options.pollMs ?? 1_000;
   const maxAgeMs = options.maxAgeMs ?? MAX_AGE_MS;
+  const gatherMs = options.gatherMs ?? 10;
+  let gathering: NodeJS.Timeout | null = null;
   const deliverers = new Map<string, Deliverer>();
   let running = false;
   let looping: Promise<void> | null = null;
@@ -164,7 +168,13 @@ export function createOutboxWorker(options: {
       again = true;
       return;
     }
-    looping = loop();
+    // Each commit and each delivery wakes the worker: gathered, a burst of them makes one claim, not one each.
+    gathering ??= setTimeout(() => {
+      gathering = null;
+      if (!running) return;
+      if (looping) again = true;
+      else looping = loop();
+    }, gatherMs);
   }
 
   return {
@@ -180,6 +190,8 @@ export function createOutboxWorker(options: {
       running = false;
       if (timer) clearTimeout(timer);
       timer = null;
+      if (gathering) clearTimeout(gathering);
+      gathering = null;
       await looping;
       await Promise.all([...inFlight]);
       await flushing;
