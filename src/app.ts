@@ -7,6 +7,7 @@ import { createPresenceService } from './chat/presence.js';
 import { memoryRateLimiter, redisRateLimiter, type RateLimiter, type RateLimits } from './chat/rate-limits.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases } from './chat/typing.js';
 import type { Config } from './config.js';
+import type { PusherAppConfig } from './config/pusher-apps.js';
 import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.js';
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
@@ -21,13 +22,14 @@ import { createNotifications } from './notifications/index.js';
 import { outboxMetrics } from './notifications/metrics.js';
 import { createOutboxWorker, type OutboxWorker } from './notifications/outbox-worker.js';
 import { loadWebhookSecret, webhookDeliverer } from './notifications/webhooks.js';
-import { createPusherApiBackend, type Cluster } from './realtime/api-backend.js';
+import { createPusherApiBackend, type Cluster, type PusherApiBackend } from './realtime/api-backend.js';
 import { createWebhookSender } from './realtime/webhooks.js';
 import { pusherHttpFanout, type PusherHttpFanout } from './realtime/fanout/pusher-http.js';
 import { redisSharedOccupancy } from './realtime/fanout/redis-occupied.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
-import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer } from './realtime/index.js';
+import { redisForApp, upgradeRouter } from './realtime/apps.js';
+import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer, type RealtimeStats } from './realtime/index.js';
 import { channelAuth, userAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage, s3Storage, type AttachmentStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
@@ -100,50 +102,26 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   }
 
   const { appKey, appSecret } = config.broadcast;
-  const realtime =
-    config.broadcast.driver === 'builtin'
-      ? createRealtimeServer({
-          appKey,
-          appSecret,
-          activityTimeoutSeconds: config.broadcast.activityTimeoutSeconds,
-          maxMessageBytes: config.broadcast.maxMessageBytes,
-          maxBufferedBytes: config.broadcast.maxBufferedBytes,
-          maxConnections: config.broadcast.maxConnections,
-          maxChannelsPerConnection: config.broadcast.maxChannelsPerConnection,
-          maxPresenceMembers: config.broadcast.maxPresenceMembers,
-          allowedOrigins: config.broadcast.allowedOrigins,
-          clientEvents: {
-            enabled: config.broadcast.clientEvents,
-            perSecond: config.broadcast.clientEventsPerSecond,
-            maxDataBytes: config.broadcast.maxEventBytes,
-          },
-          // Chat traffic goes through the HTTP API, where it is authorized, rate limited and blocked users are refused.
-          serverOwnedChannelPrefixes: [CHAT_CHANNEL_PREFIX],
-          // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
-          revocableChannelPrefixes: config.broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
-          ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
-          sharedPresence: redis ? redisSharedPresence(redis) : undefined,
-          ...(config.broadcast.webhookUrls.length > 0
-            ? {
-                webhooks: createWebhookSender({ urls: config.broadcast.webhookUrls, appKey, appSecret, logger }),
-                // With Redis each channel_occupied/channel_vacated is sent by one node only.
-                sharedOccupancy: redis ? redisSharedOccupancy(redis) : undefined,
-              }
-            : {}),
-          logger: logger.child({ component: 'realtime' }),
-        })
-      : null;
-  let fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
-  let cluster: Cluster | undefined;
-  if (realtime && redis) {
-    const shared = redisFanout(redis, realtime, logger.child({ component: 'fanout' }));
-    await shared.start();
-    fanout = shared;
-    cluster = shared;
-  }
+  const builtin = config.broadcast.driver === 'builtin';
+  const defaultApp = builtin
+    ? await startPusherApp(config, redis, logger, {
+        id: config.broadcast.appId,
+        key: appKey,
+        secret: appSecret,
+        webhookUrls: config.broadcast.webhookUrls,
+        clientEvents: config.broadcast.clientEvents,
+        maxConnections: config.broadcast.maxConnections,
+        chat: true,
+      })
+    : null;
+  // BROADCAST_APPS_FILE: further apps on the same port, each isolated (src/realtime/apps.ts).
+  const otherApps = defaultApp ? await Promise.all(config.broadcast.apps.map((app) => startPusherApp(config, redis, logger, { ...app, chat: false }))) : [];
+  const realtime = defaultApp?.realtime ?? null;
+  let fanout: Fanout = defaultApp?.fanout ?? logFanout(logger.child({ component: 'broadcast' }));
+  const cluster = defaultApp?.cluster;
 
   const metrics = createMetrics({
-    realtime: () => realtime?.stats() ?? null,
+    realtime: () => (defaultApp ? sumStats([defaultApp, ...otherApps].map((app) => app.realtime.stats())) : null),
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
   });
@@ -224,7 +202,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       metrics,
       push: push.settings,
       // The Pusher HTTP API: its events reach every node through the fan-out, its channel info covers every node.
-      pusherApi: realtime ? createPusherApiBackend(realtime, fanout, cluster) : undefined,
+      pusherApi: defaultApp ? [defaultApp, ...otherApps].map(({ id, key, secret, api }) => ({ id, key, secret, backend: api })) : undefined,
       readiness: {
         database: () => database.ping(),
         ...(redis ? { redis: async () => void (await redis.commands.ping()) } : {}),
@@ -233,9 +211,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     logger,
   );
 
+  const routeUpgrade = realtime && upgradeRouter(realtime, new Map(otherApps.map((app) => [app.key, app.realtime])));
   http.server.on('upgrade', (request, socket, head) => {
     // Without the realtime server there is no WebSocket endpoint: say so instead of dropping the socket.
-    if (!realtime?.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    if (!routeUpgrade?.(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
 
   // With Redis every node sweeps, and each expiry is claimed by exactly one of them.
@@ -270,7 +249,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       // close until the client drops it (Fastify's keep-alive timeout is 72 s): close such connections as they idle.
       const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
       try {
-        await realtime?.close(4200);
+        await Promise.all([defaultApp, ...otherApps].map((app) => app?.realtime.close(4200)));
         await httpClosed;
       } finally {
         clearInterval(closeIdle);
@@ -287,4 +266,69 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
 /** CHAT_STORAGE: local disk under CHAT_DATA_DIR/attachments, or the S3-compatible bucket. */
 function createAttachmentStorage(config: Config): AttachmentStorage {
   return config.storage.driver === 's3' ? s3Storage(config.storage.s3) : localDiskStorage(join(config.dataDir, 'attachments'));
+}
+
+/** One Pusher app of the built-in server: its realtime server, how its events reach every node, its HTTP API. */
+interface PusherApp {
+  readonly id: string;
+  readonly key: string;
+  readonly secret: string;
+  readonly realtime: RealtimeServer;
+  readonly fanout: Fanout;
+  readonly cluster: Cluster | undefined;
+  readonly api: PusherApiBackend;
+}
+
+/**
+ * Starts one app: the default one (`chat`: Parley's own channels are server-owned and revocable) or one of
+ * BROADCAST_APPS_FILE, whose Redis keys and topics live under a prefix of its own.
+ */
+async function startPusherApp(
+  config: Config,
+  deploymentRedis: RedisConnections | null,
+  logger: Logger,
+  app: PusherAppConfig & { readonly chat: boolean },
+): Promise<PusherApp> {
+  const { broadcast } = config;
+  const redis = deploymentRedis && (app.chat ? deploymentRedis : redisForApp(deploymentRedis, app.id));
+  const appLogger = app.chat ? logger : logger.child({ app: app.id });
+  const realtime = createRealtimeServer({
+    appKey: app.key,
+    appSecret: app.secret,
+    activityTimeoutSeconds: broadcast.activityTimeoutSeconds,
+    maxMessageBytes: broadcast.maxMessageBytes,
+    maxBufferedBytes: broadcast.maxBufferedBytes,
+    maxConnections: app.maxConnections,
+    maxChannelsPerConnection: broadcast.maxChannelsPerConnection,
+    maxPresenceMembers: broadcast.maxPresenceMembers,
+    allowedOrigins: broadcast.allowedOrigins,
+    clientEvents: { enabled: app.clientEvents, perSecond: broadcast.clientEventsPerSecond, maxDataBytes: broadcast.maxEventBytes },
+    // Chat traffic goes through the HTTP API, where it is authorized, rate limited and blocked users are refused.
+    serverOwnedChannelPrefixes: app.chat ? [CHAT_CHANNEL_PREFIX] : [],
+    // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
+    revocableChannelPrefixes: app.chat && broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
+    ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
+    sharedPresence: redis ? redisSharedPresence(redis) : undefined,
+    ...(app.webhookUrls.length > 0
+      ? {
+          webhooks: createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }),
+          // With Redis each channel_occupied/channel_vacated is sent by one node only.
+          sharedOccupancy: redis ? redisSharedOccupancy(redis) : undefined,
+        }
+      : {}),
+    logger: appLogger.child({ component: 'realtime' }),
+  });
+  let fanout: Fanout = realtime;
+  let cluster: Cluster | undefined;
+  if (redis) {
+    const shared = redisFanout(redis, realtime, appLogger.child({ component: 'fanout' }));
+    await shared.start();
+    fanout = shared;
+    cluster = shared;
+  }
+  return { id: app.id, key: app.key, secret: app.secret, realtime, fanout, cluster, api: createPusherApiBackend(realtime, fanout, cluster) };
+}
+
+function sumStats(all: readonly RealtimeStats[]): RealtimeStats {
+  return all.reduce((sum, s) => ({ connections: sum.connections + s.connections, channels: sum.channels + s.channels, subscriptions: sum.subscriptions + s.subscriptions }));
 }

@@ -1,8 +1,10 @@
-// The only reader of process.env: environment → typed, frozen configuration, or a ConfigError. Pure: the
+// The only reader of process.env: environment → typed, frozen configuration, or a ConfigError. The
 // settings (names, types, defaults, meanings) are the rows of config/settings.ts, and the development secrets
-// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both).
+// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both). The one
+// file it reads is BROADCAST_APPS_FILE's (config/pusher-apps.ts).
 import { resolve } from 'node:path';
 import { DEV_SECRET_NAMES, type DevSecrets } from './config/dev-secrets.js';
+import { loadPusherApps, type PusherAppConfig } from './config/pusher-apps.js';
 import type { S3StorageOptions } from './store/attachment-storage.js';
 import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './config/settings.js';
 
@@ -105,6 +107,8 @@ export interface Config {
     readonly webhookUrls: readonly string[];
     /** Whose private-chat.* channels the built-in server carries (BROADCAST_CHAT_CHANNELS). */
     readonly chatChannels: ChatChannelMode;
+    /** BROADCAST_APPS_FILE: further apps beside the default one; empty: none. */
+    readonly apps: readonly PusherAppConfig[];
   };
   /** Set when BROADCAST_DRIVER=pusher, else null. */
   readonly pusher: PusherConfig | null;
@@ -215,6 +219,10 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     throw new ConfigError('CHAT_VAPID_PUBLIC_KEY and CHAT_VAPID_PRIVATE_KEY go together. Fix: set both (npx web-push generate-vapid-keys), or neither for a pair generated into CHAT_DATA_DIR/vapid.json.');
   }
 
+  if (v.BROADCAST_APPS_FILE && v.BROADCAST_DRIVER !== 'builtin') {
+    throw new ConfigError(`BROADCAST_APPS_FILE needs the built-in server (BROADCAST_DRIVER=builtin, not ${v.BROADCAST_DRIVER}). Fix: unset one of them.`);
+  }
+
   return Object.freeze({
     port: v.PORT,
     host: v.HOST,
@@ -246,6 +254,14 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       allowedOrigins: v.BROADCAST_ALLOWED_ORIGINS,
       webhookUrls: v.BROADCAST_WEBHOOK_URLS,
       chatChannels: v.BROADCAST_CHAT_CHANNELS,
+      apps: v.BROADCAST_APPS_FILE
+        ? loadPusherApps(v.BROADCAST_APPS_FILE, {
+            id: v.BROADCAST_APP_ID!,
+            key: v.BROADCAST_APP_KEY!,
+            clientEvents: v.BROADCAST_CLIENT_EVENTS,
+            maxConnections: v.BROADCAST_MAX_CONNECTIONS,
+          })
+        : [],
     }),
     pusher: v.BROADCAST_DRIVER === 'pusher' ? pusherConfig(v) : null,
     storage: storageConfig(v),

@@ -348,6 +348,12 @@ export const SETTINGS = {
     meaning:
       'Pusher webhooks of the built-in server: `channel_occupied`, `channel_vacated`, `member_added`, `member_removed` and `client_event` are POSTed to each URL as `{time_ms, events}`, signed with `X-Pusher-Key` and `X-Pusher-Signature`, batched, retried with backoff; sent once per cluster.',
   }),
+  BROADCAST_APPS_FILE: text({
+    default: null,
+    defaultText: 'unset (the default app only)',
+    meaning:
+      'A JSON file of further Pusher apps the built-in server serves beside the default one: `[{"id", "key", "secret", "webhook_urls"?, "client_events"?, "max_connections"?}]`. Each app is isolated (channels, presence, HTTP API credentials, limits, webhooks); Parley\'s chat channels belong to the default app. See [docs/pusher-server.md](docs/pusher-server.md#several-apps).',
+  }),
   BROADCAST_CHAT_CHANNELS: oneOf(CHAT_CHANNEL_MODES, {
     default: 'own',
     meaning:

@@ -5,7 +5,7 @@ import type { PushSettings } from '../chat/push.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { PusherApiBackend } from '../realtime/api-backend.js';
+import type { PusherApiApp } from './routes/pusher-api.js';
 import type { TokenIssuer } from './auth.js';
 
 /** Signs channel subscriptions and tells the socket server whose subscription it will be. */
@@ -25,8 +25,8 @@ export interface HttpDeps {
   readonly tokens: TokenIssuer;
   readonly channels: ChannelAuthorizer;
   readonly metrics: Metrics;
-  /** The Pusher HTTP API's view of the built-in server (BROADCAST_DRIVER=builtin); without it the API is not served. */
-  readonly pusherApi?: PusherApiBackend;
+  /** The Pusher HTTP API's apps on the built-in server (BROADCAST_DRIVER=builtin), the default first; without them the API is not served. */
+  readonly pusherApi?: readonly PusherApiApp[];
   /** Web Push: the VAPID public key and which endpoints are accepted; without it the push routes are not served. */
   readonly push?: PushSettings;
   /** Readiness checks by dependency name (database, redis): each resolves when reachable. */

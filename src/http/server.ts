@@ -108,8 +108,8 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   await app.register(opsRoutes, { metrics: deps.metrics, checks: deps.readiness, metricsToken: deps.config.metricsToken });
   if (deps.pusherApi) {
     // The Pusher HTTP API at /apps/{app_id}/..., as on Pusher, for the host app's server SDK.
-    const { appId, appKey, appSecret, maxEventBytes, maxApiBodyBytes } = deps.config.broadcast;
-    await app.register(pusherApiRoutes, { appId, appKey, appSecret, maxEventBytes, maxBodyBytes: maxApiBodyBytes, backend: deps.pusherApi });
+    const { maxEventBytes, maxApiBodyBytes } = deps.config.broadcast;
+    await app.register(pusherApiRoutes, { apps: deps.pusherApi, maxEventBytes, maxBodyBytes: maxApiBodyBytes });
   }
 
   await app.register(async (api) => {

@@ -1,6 +1,7 @@
 // The Pusher HTTP API on the built-in server, at the server root as on Pusher: the official server SDKs
 // (`pusher` for Node, pusher-http-php for Laravel, ...) pointed at Parley trigger events, read channel
-// occupancy and end users' connections. Every request is signed (see realtime/pusher/api-signature.ts);
+// occupancy and end users' connections. A request reaches only the app its path names (the default app or
+// one of BROADCAST_APPS_FILE) and is signed with that app's key and secret (realtime/pusher/api-signature.ts);
 // the body is verified as the raw bytes received, so these routes parse JSON themselves. Status codes are
 // Pusher's: 400 bad request, 401 bad signature, 404 unknown app, 413 too large; bodies are Parley's
 // {message, code}.
@@ -11,15 +12,21 @@ import { verifyApiRequest } from '../../realtime/pusher/api-signature.js';
 import { channelTypeOf, isValidChannelName } from '../../realtime/pusher/channel-types.js';
 import { SERVER_TO_USER_PREFIX, isValidSocketId } from '../../realtime/index.js';
 
+/** One app of the API: its id in the path, the credentials that sign its requests, and its channels. */
+export interface PusherApiApp {
+  readonly id: string;
+  readonly key: string;
+  readonly secret: string;
+  readonly backend: PusherApiBackend;
+}
+
 export interface PusherApiOptions {
-  readonly appId: string;
-  readonly appKey: string;
-  readonly appSecret: string;
+  /** Every app served (BROADCAST_APP_* and BROADCAST_APPS_FILE); a request reaches only the app its path names. */
+  readonly apps: readonly PusherApiApp[];
   /** Largest `data` of one event in bytes (413 above it). */
   readonly maxEventBytes: number;
   /** Largest request body in bytes (413 above it). */
   readonly maxBodyBytes: number;
-  readonly backend: PusherApiBackend;
 }
 
 /** Pusher's limits on one request. */
@@ -45,23 +52,26 @@ interface ChannelAttributes {
 const badRequest = (message: string) => new ChatError('bad_request', message);
 
 export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app, options) => {
-  const { appId, backend } = options;
+  const apps = new Map(options.apps.map((a) => [a.id, a]));
+  /** The app the path names; onRequest has answered 404 for any other. */
+  const appOf = (request: FastifyRequest): PusherApiApp => apps.get((request.params as { appId: string }).appId)!;
 
   // Only here: the body stays the bytes received, whatever the content type (the signature covers them).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (_request, body, done) => done(null, body));
 
   app.addHook('onRequest', async (request) => {
-    if ((request.params as { appId?: string }).appId !== appId) throw new ChatError('not_found', 'No app with this id.');
+    if (!apps.has((request.params as { appId?: string }).appId ?? '')) throw new ChatError('not_found', 'No app with this id.');
   });
   app.addHook('preHandler', async (request) => {
-    const verified = verifyApiRequest({ method: request.method, url: request.url, body: rawBody(request) }, { key: options.appKey, secret: options.appSecret });
+    const verified = verifyApiRequest({ method: request.method, url: request.url, body: rawBody(request) }, appOf(request));
     if (!verified.ok) throw new ChatError('unauthenticated', verified.reason);
   });
 
   const route = { schema: { hide: true } };
 
   app.post('/apps/:appId/events', route, async (request) => {
+    const { backend } = appOf(request);
     const event = parseEvent(jsonBody(request), 'channels', options.maxEventBytes);
     const [report] = await Promise.all([
       event.info.size > 0 ? occupancyOf(backend, event.channels) : undefined,
@@ -72,6 +82,7 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   });
 
   app.post('/apps/:appId/batch_events', route, async (request) => {
+    const { backend } = appOf(request);
     const body = jsonBody(request);
     const batch = (body as { batch?: unknown }).batch;
     if (!Array.isArray(batch) || batch.length === 0 || batch.length > PUSHER_API_LIMITS.eventsPerBatch) {
@@ -90,6 +101,7 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   });
 
   app.get('/apps/:appId/channels', route, async (request) => {
+    const { backend } = appOf(request);
     const query = request.query as Record<string, string | undefined>;
     const prefix = query.filter_by_prefix ?? '';
     const info = infoAttributes(query.info);
@@ -101,6 +113,7 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   });
 
   app.get('/apps/:appId/channels/:channelName', route, async (request) => {
+    const { backend } = appOf(request);
     const channel = channelParam(request);
     const info = infoAttributes((request.query as { info?: string }).info);
     if (info.has('user_count') && channelTypeOf(channel) !== 'presence') throw badRequest('user_count is only available for presence channels.');
@@ -109,6 +122,7 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   });
 
   app.get('/apps/:appId/channels/:channelName/users', route, async (request) => {
+    const { backend } = appOf(request);
     const channel = channelParam(request);
     if (channelTypeOf(channel) !== 'presence') throw badRequest('Users can only be listed for presence channels.');
     const report = await backend.occupancy({ channel });
@@ -116,6 +130,7 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   });
 
   app.post('/apps/:appId/users/:userId/terminate_connections', route, async (request) => {
+    const { backend } = appOf(request);
     const { userId } = request.params as { userId: string };
     if (userId === '' || userId.length > PUSHER_API_LIMITS.userIdChars) throw badRequest('The user id is not valid.');
     await backend.terminateUserConnections(userId);
