@@ -27,7 +27,7 @@ import { createWebhookSender } from './realtime/webhooks.js';
 import { pusherHttpFanout, type PusherHttpFanout } from './realtime/fanout/pusher-http.js';
 import { redisSharedOccupancy } from './realtime/fanout/redis-occupied.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
-import { redisAuthorizationLedger, redisFanout } from './realtime/fanout/redis.js';
+import { redisAuthorizationLedger, redisFanout, type FanoutStats } from './realtime/fanout/redis.js';
 import { redisForApp, upgradeRouter } from './realtime/apps.js';
 import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer, type RealtimeStats } from './realtime/index.js';
 import { channelAuth, userAuth } from './realtime/pusher/signature.js';
@@ -124,6 +124,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     realtime: () => (defaultApp ? sumStats([defaultApp, ...otherApps].map((app) => app.realtime.stats())) : null),
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
+    clusterReceived: () => (redis && defaultApp ? [defaultApp, ...otherApps].reduce((sum, app) => sum + (app.clusterStats?.().received ?? 0), 0) : null),
   });
   // BROADCAST_DRIVER=pusher: no socket server here; events go to the external server's HTTP API.
   let pusherHttp: PusherHttpFanout | null = null;
@@ -276,6 +277,8 @@ interface PusherApp {
   readonly realtime: RealtimeServer;
   readonly fanout: Fanout;
   readonly cluster: Cluster | undefined;
+  /** With Redis: what this node received from the others for this app's channels. */
+  readonly clusterStats: (() => FanoutStats) | undefined;
   readonly api: PusherApiBackend;
 }
 
@@ -318,15 +321,12 @@ async function startPusherApp(
       : {}),
     logger: appLogger.child({ component: 'realtime' }),
   });
-  let fanout: Fanout = realtime;
-  let cluster: Cluster | undefined;
-  if (redis) {
-    const shared = redisFanout(redis, realtime, appLogger.child({ component: 'fanout' }));
-    await shared.start();
-    fanout = shared;
-    cluster = shared;
+  if (redis === null) {
+    return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: realtime, cluster: undefined, clusterStats: undefined, api: createPusherApiBackend(realtime, realtime) };
   }
-  return { id: app.id, key: app.key, secret: app.secret, realtime, fanout, cluster, api: createPusherApiBackend(realtime, fanout, cluster) };
+  const shared = redisFanout(redis, realtime, appLogger.child({ component: 'fanout' }));
+  await shared.start();
+  return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: shared, cluster: shared, clusterStats: shared.stats, api: createPusherApiBackend(realtime, shared, shared) };
 }
 
 function sumStats(all: readonly RealtimeStats[]): RealtimeStats {

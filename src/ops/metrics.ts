@@ -5,6 +5,8 @@ export interface MetricsSources {
   realtime(): { connections: number; channels: number; subscriptions: number } | null;
   databasePool(): { total: number; idle: number; waiting: number } | null;
   redisUp(): boolean | null;
+  /** With Redis: channel messages (events, relayed frames) this node received from the others since it started. */
+  clusterReceived(): number | null;
 }
 
 export interface Metrics {
@@ -36,6 +38,17 @@ export function createMetrics(sources: MetricsSources): Metrics {
   gauge('parley_socket_connections', 'Open Pusher-protocol sockets on this node', () => sources.realtime()?.connections);
   gauge('parley_socket_channels', 'Channels with at least one subscriber on this node', () => sources.realtime()?.channels);
   gauge('parley_socket_subscriptions', 'Channel subscriptions on this node', () => sources.realtime()?.subscriptions);
+  new Counter({
+    name: 'parley_cluster_channel_messages_received_total',
+    help: 'Events and relayed frames this node received from other nodes, for channels it has subscribers of (absent without REDIS_URL)',
+    registers: [registry],
+    collect() {
+      const received = sources.clusterReceived();
+      if (received === null) return;
+      this.reset();
+      this.inc(received);
+    },
+  });
   gauge('parley_db_pool_connections', 'PostgreSQL pool connections', () => sources.databasePool()?.total);
   gauge('parley_db_pool_idle', 'Idle PostgreSQL pool connections', () => sources.databasePool()?.idle);
   gauge('parley_db_pool_waiting', 'Queries waiting for a PostgreSQL connection', () => sources.databasePool()?.waiting);

@@ -66,6 +66,19 @@ export interface RelayedFrame {
   readonly exceptSocketId?: string;
 }
 
+/**
+ * How a node takes part in a cluster (Redis, fanout/redis.ts): it relays its frames to the other nodes, and
+ * receives a channel's traffic from them only while it has subscribers of that channel.
+ */
+export interface ClusterLink {
+  /** Frames this node sends to a channel's subscribers go to the other nodes' subscribers too. */
+  relay(relayed: RelayedFrame): void;
+  /** This node's first subscriber of `channel`: its traffic from the other nodes is wanted. Resolves once it flows (never rejects). */
+  listen(channel: string): Promise<void>;
+  /** This node's last subscriber of `channel` left: its traffic is no longer wanted. */
+  unlisten(channel: string): void;
+}
+
 /** How often a node with shared presence heartbeats and removes dead nodes' members. */
 const PRESENCE_SWEEP_MS = 5_000;
 
@@ -109,8 +122,8 @@ export interface RealtimeServer {
   unsubscribeUser(channelName: string, userId: string): void | Promise<void>;
   /** Delivers a frame that another node relayed (a client event, a presence change) to this node's subscribers of `channel`. */
   deliverRelayed(relayed: RelayedFrame): void;
-  /** Where frames this node sends to a channel's subscribers go too (the other nodes); one relay. */
-  relayFramesTo(relay: (relayed: RelayedFrame) => void): void;
+  /** Joins a cluster: frames are relayed to the other nodes, and each channel's traffic is asked for while it has subscribers here. Once. */
+  joinCluster(link: ClusterLink): void;
   /** Occupancy of one channel on this node; undefined when nobody is subscribed. */
   channelInfo(channel: string): ChannelInfo | undefined;
   /** Occupied channels on this node whose names start with `prefix` (all when omitted). */
@@ -158,11 +171,26 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
   const shared = options.sharedPresence;
   /** Shared leaves in flight: close() waits for them, so a shutdown announces every member it takes away. */
   const pendingLeaves = new Set<Promise<unknown>>();
-  let relay: ((relayed: RelayedFrame) => void) | undefined;
+  let cluster: ClusterLink | undefined;
+  /** Channels whose traffic from the other nodes is asked for but not yet flowing: their subscribers wait. */
+  const listening = new Map<string, Promise<void>>();
   /** To a channel's subscribers on every node, except one socket: client events and presence changes. */
   function deliver(channel: string, frame: string, exceptSocketId?: string): void {
     if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(frame), exceptSocketId);
-    relay?.({ channel, frame, exceptSocketId });
+    cluster?.relay({ channel, frame, exceptSocketId });
+  }
+  /** A channel occupied or vacated on this node: ask the cluster for its traffic, or stop asking. */
+  function clusterInterest(channel: string, occupied: boolean): void {
+    if (cluster === undefined) return;
+    if (!occupied) {
+      listening.delete(channel);
+      return cluster.unlisten(channel);
+    }
+    const flowing = cluster.listen(channel);
+    listening.set(channel, flowing);
+    void flowing.then(() => {
+      if (listening.get(channel) === flowing) listening.delete(channel);
+    });
   }
   const webhooks = options.webhooks;
   const webhook = webhooks && ((event: WebhookEvent): void => webhooks.enqueue(event));
@@ -184,8 +212,14 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     webhook?.({ name: 'member_removed', channel, user_id: userId });
   };
   const registry = new ChannelRegistry({
-    channelOccupied: (channel) => occupancyChanged(channel, true),
-    channelVacated: (channel) => occupancyChanged(channel, false),
+    channelOccupied(channel) {
+      clusterInterest(channel, true);
+      occupancyChanged(channel, true);
+    },
+    channelVacated(channel) {
+      clusterInterest(channel, false);
+      occupancyChanged(channel, false);
+    },
     memberRemoved(channel, userId) {
       if (shared === undefined) return memberRemoved(channel, userId);
       // This node's last tab of the user: gone from the channel only if no other node holds it.
@@ -237,6 +271,7 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       },
       sharedPresence: shared,
       deliver,
+      channelReady: (channel) => listening.get(channel),
       ...(webhook ? { webhook } : {}),
       logger,
     },
@@ -281,8 +316,10 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
       if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(frame), exceptSocketId);
     },
 
-    relayFramesTo(to) {
-      relay = to;
+    joinCluster(link) {
+      if (cluster !== undefined) throw new Error('realtime: joinCluster is called once');
+      cluster = link;
+      for (const channel of registry.channelNames()) clusterInterest(channel, true); // subscribed before the link
     },
 
     channelInfo,

@@ -83,7 +83,7 @@ describe('ops endpoints with METRICS_TOKEN', () => {
 
 describe('/readyz tells why a check failed only to an operator', () => {
   const checks = { database: async () => {}, redis: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:6379')) };
-  const metrics = createMetrics({ realtime: () => null, databasePool: () => null, redisUp: () => false });
+  const metrics = createMetrics({ realtime: () => null, databasePool: () => null, redisUp: () => false, clusterReceived: () => null });
 
   for (const [what, metricsToken, request, detailed] of [
     ['a stranger, no token configured', null, { remoteAddress: '203.0.113.9' }, false],

@@ -29,7 +29,7 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
     server.requests.length = 0;
     server.answer = () => ({});
     log = logCapture();
-    metrics = createMetrics({ realtime: () => null, databasePool: () => null, redisUp: () => null });
+    metrics = createMetrics({ realtime: () => null, databasePool: () => null, redisUp: () => null, clusterReceived: () => null });
   });
 
   async function fanout(overrides: Partial<PusherHttpOptions> = {}): Promise<PusherHttpFanout> {

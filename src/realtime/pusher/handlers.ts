@@ -41,6 +41,12 @@ export interface HandlerContext {
   readonly sharedPresence?: SharedPresence;
   /** Delivers a frame to a channel's subscribers on every node, except one socket (client events, presence changes). */
   readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
+  /**
+   * With several nodes, a channel just occupied here receives the other nodes' traffic once this resolves
+   * (undefined: already flowing). subscription_succeeded waits for it, so an event published anywhere after a
+   * client saw it subscribed reaches that client.
+   */
+  readonly channelReady?: (channel: string) => Promise<void> | undefined;
   /** Queues a webhook (member_added, client_event); absent when no webhook is configured. */
   readonly webhook?: (event: WebhookEvent) => void;
   readonly logger: Logger;
@@ -183,9 +189,11 @@ function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, co
   const again = registry.isSubscribed(conn, channel);
   // Counted here at once (so a second local tab is not "first"), but sent nothing until subscription_succeeded.
   const firstHere = registry.join(conn, channel, member, { pending: true });
-  const pending: Promise<SharedJoin> = firstHere
+  const ready = ctx.channelReady?.(channel);
+  const joined: Promise<SharedJoin> = firstHere
     ? shared.join(channel, member, ctx.maxPresenceMembers)
     : shared.members(channel).then((members) => ({ full: false, first: false, members }));
+  const pending = ready === undefined ? joined : Promise.all([joined, ready]).then(([result]) => result);
   pending.then(
     (result) => {
       if (result.full) {
@@ -242,7 +250,10 @@ function admitPrivate(ctx: HandlerContext, conn: Connection, channel: string, us
 
 function admit(ctx: HandlerContext, conn: Connection, channel: string, userId: string | undefined): void {
   ctx.registry.subscribe(conn, channel, userId);
-  conn.send(encodeFrame('pusher_internal:subscription_succeeded', {}, channel));
+  const succeeded = encodeFrame('pusher_internal:subscription_succeeded', {}, channel);
+  const ready = ctx.channelReady?.(channel);
+  if (ready === undefined) conn.send(succeeded);
+  else void ready.then(() => conn.isOpen && ctx.registry.isSubscribed(conn, channel) && conn.send(succeeded));
 }
 
 function unsubscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): void {
