@@ -25,16 +25,20 @@ export function describeError(err: unknown): string {
 }
 
 async function failure(response: Response): Promise<ApiError> {
+  return errorFrom(response.status, response.statusText, await response.text().catch(() => ''));
+}
+
+function errorFrom(status: number, statusText: string, text: string): ApiError {
   let body: { message?: unknown; code?: unknown; errors?: unknown } = {};
   try {
-    body = (await response.json()) as typeof body;
+    body = JSON.parse(text) as typeof body;
   } catch {
     /* not JSON (a proxy's error page) */
   }
-  const message = typeof body.message === 'string' ? body.message : `The server answered ${response.status} ${response.statusText}.`;
+  const message = typeof body.message === 'string' ? body.message : `The server answered ${status} ${statusText}.`;
   const code = typeof body.code === 'string' ? body.code : 'http_error';
   const errors = body.errors && typeof body.errors === 'object' ? (body.errors as Record<string, string[]>) : {};
-  return new ApiError(response.status, code, message, errors);
+  return new ApiError(status, code, message, errors);
 }
 
 export interface Api {
@@ -43,8 +47,8 @@ export interface Api {
   patch<T>(path: string, body: unknown): Promise<T>;
   put<T>(path: string, body?: unknown): Promise<T>;
   delete<T>(path: string): Promise<T>;
-  /** POST /attachments: one file as multipart/form-data. */
-  upload<T>(path: string, file: File): Promise<T>;
+  /** POST /attachments: one file as multipart/form-data; onProgress gets the fraction sent (0–1). */
+  upload<T>(path: string, file: File, onProgress?: (fraction: number) => void): Promise<T>;
   /** An attachment's bytes (it needs the token, so no plain <img src>). */
   blob(url: string): Promise<Blob>;
   /** The offline signal from a closing page: keepalive lets it outlive the page. */
@@ -95,11 +99,32 @@ export function createApi(token: string, socketId: () => string | undefined, onU
     patch: (path, body) => request('PATCH', path, json(body), 'application/json'),
     put: (path, body) => request('PUT', path, json(body), body === undefined ? undefined : 'application/json'),
     delete: (path) => request('DELETE', path),
-    upload: (path, file) => {
-      const form = new FormData();
-      form.append('file', file, file.name);
-      return request('POST', path, form); // the browser sets the multipart boundary
-    },
+    // XMLHttpRequest, because fetch reports no upload progress.
+    upload: (path, file, onProgress) =>
+      new Promise((resolve, reject) => {
+        const form = new FormData();
+        form.append('file', file, file.name); // the browser sets the multipart boundary
+        const xhr = new XMLHttpRequest();
+        xhr.open('POST', API_BASE + path);
+        xhr.setRequestHeader('Authorization', `Bearer ${token}`);
+        const socket = socketId();
+        if (socket) xhr.setRequestHeader('X-Socket-ID', socket);
+        xhr.upload.addEventListener('progress', (event) => {
+          if (event.lengthComputable) onProgress?.(event.loaded / event.total);
+        });
+        xhr.addEventListener('error', () => reject(new ApiError(0, 'network_error', 'Cannot reach the chat server. Check your connection.')));
+        xhr.addEventListener('load', () => {
+          if (xhr.status >= 200 && xhr.status < 300) {
+            onProgress?.(1);
+            resolve(JSON.parse(xhr.responseText) as never);
+            return;
+          }
+          const err = errorFrom(xhr.status, xhr.statusText, xhr.responseText);
+          if (err.status === 401) onUnauthenticated(err);
+          reject(err);
+        });
+        xhr.send(form);
+      }),
     async blob(url) {
       let response: Response;
       try {

@@ -4,7 +4,8 @@
 // stays as "Failed" with a Retry button; a retry keeps the same client_message_id, so it is never posted twice.
 import { describeError } from './api.js';
 import type { Api } from './api.js';
-import { fileSize, h, icon, randomId } from './dom.js';
+import { filePreview } from './attachments.js';
+import { h, randomId } from './dom.js';
 import type { Message } from './types.js';
 
 export interface Outgoing {
@@ -17,6 +18,10 @@ export interface Outgoing {
   mentionedUserIds: number[];
   state: 'sending' | 'failed';
   element: HTMLLIElement;
+  /** The file's preview (an image thumbnail from the local file, or a chip), made once. */
+  preview: ReturnType<typeof filePreview> | null;
+  /** The upload's progress bar while the file is being sent. */
+  progress: HTMLProgressElement | null;
 }
 
 export interface SendQueueHooks {
@@ -38,7 +43,18 @@ export class SendQueue {
 
   /** Queues a message and returns its pending element (to be placed at the end of the list). */
   send(body: string | null, file: File | null, replyToId: number | null, mentionedUserIds: number[] = []): HTMLLIElement {
-    const outgoing: Outgoing = { clientMessageId: randomId(), body, file, attachmentId: null, replyToId, mentionedUserIds, state: 'sending', element: h('li') };
+    const outgoing: Outgoing = {
+      clientMessageId: randomId(),
+      body,
+      file,
+      attachmentId: null,
+      replyToId,
+      mentionedUserIds,
+      state: 'sending',
+      element: h('li'),
+      preview: file ? filePreview(file) : null,
+      progress: null,
+    };
     this.render(outgoing);
     this.queue.push(outgoing);
     void this.run();
@@ -58,7 +74,9 @@ export class SendQueue {
   private async post(outgoing: Outgoing): Promise<void> {
     try {
       if (outgoing.file && outgoing.attachmentId === null) {
-        const { data } = await this.api.upload<{ data: { id: number } }>('/attachments', outgoing.file);
+        const { data } = await this.api.upload<{ data: { id: number } }>('/attachments', outgoing.file, (fraction) => {
+          if (outgoing.progress) outgoing.progress.value = fraction;
+        });
         outgoing.attachmentId = data.id;
       }
       const { data: message } = await this.api.post<{ data: Message }>(`/conversations/${this.conversationId}/messages`, {
@@ -68,6 +86,7 @@ export class SendQueue {
         client_message_id: outgoing.clientMessageId,
         ...(outgoing.mentionedUserIds.length > 0 ? { mentioned_user_ids: outgoing.mentionedUserIds } : {}),
       });
+      outgoing.preview?.dispose();
       // The answer is a MessageResource, without mentioned_user_ids: they are the ones sent.
       this.hooks.sent({ ...message, mentioned_user_ids: message.mentioned_user_ids ?? outgoing.mentionedUserIds }, outgoing.element);
     } catch (err) {
@@ -79,7 +98,12 @@ export class SendQueue {
 
   private render(outgoing: Outgoing, error = ''): void {
     const bubble = h('div', { className: 'bubble' });
-    if (outgoing.file) bubble.append(h('p', { className: 'file-chip' }, icon('paperclip'), `${outgoing.file.name} (${fileSize(outgoing.file.size)})`));
+    if (outgoing.file && outgoing.preview) {
+      bubble.append(h('p', { className: 'pending-file' }, outgoing.preview.element));
+      const uploading = outgoing.state === 'sending' && outgoing.attachmentId === null;
+      outgoing.progress = uploading ? h('progress', { className: 'upload-progress', max: 1, value: 0, 'aria-label': `Uploading ${outgoing.file.name}` }) : null;
+      if (outgoing.progress) bubble.append(outgoing.progress);
+    }
     if (outgoing.body) bubble.append(h('p', { className: 'body' }, outgoing.body));
     const status = h('p', { className: 'meta send-state', role: outgoing.state === 'failed' ? 'alert' : null }, outgoing.state === 'sending' ? 'Sending…' : `Failed${error ? `: ${error}` : ''} — `);
     if (outgoing.state === 'failed') {

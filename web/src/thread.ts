@@ -4,11 +4,12 @@ import type { ApiError } from './api.js';
 import { describeError } from './api.js';
 import type { ChatApp } from './app.js';
 import { forwardDialog, groupSettingsDialog } from './dialogs.js';
+import { AttachmentFiles, filePreview } from './attachments.js';
 import { MentionAutocomplete, withMentions } from './mentions.js';
 import { muteToggle } from './mute.js';
 import { SendQueue } from './sending.js';
 import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
-import { announce, avatar, confirmAction, fileSize, h, icon, longTime, shortTime, toast } from './dom.js';
+import { announce, avatar, confirmAction, h, icon, longTime, shortTime, toast } from './dom.js';
 import type { Conversation, GroupParticipantsChangedEvent, Message, Paged, Reaction, ReadPosition } from './types.js';
 
 const PAGE = 30;
@@ -36,7 +37,9 @@ export class ThreadView {
   private readonly readBy = new Map<number, { messageId: number; at: string | null }>();
   private readonly reactionContext: ReactionContext;
   private readonly typingUsers = new Map<number, ReturnType<typeof setTimeout>>();
-  private readonly attachmentUrls = new Map<number, Promise<string>>();
+  private readonly files: AttachmentFiles;
+  /** The picked file's preview in the composer banner, kept while the file stays picked. */
+  private filePreview: (ReturnType<typeof filePreview> & { file: File }) | null = null;
   private readonly unsubscribe: (() => void)[] = [];
 
   // Composer state.
@@ -78,6 +81,7 @@ export class ThreadView {
     readonly id: number,
   ) {
     this.element = h('section', { className: 'thread', 'aria-labelledby': 'thread-title', 'data-conversation-id': id });
+    this.files = new AttachmentFiles(app.api);
     this.scroller.append(this.olderButton, this.emptyNote, this.list);
     // Before the composer's own keydown handler: while the list is open, Enter chooses a person.
     this.mentions = new MentionAutocomplete(this.input, () =>
@@ -254,7 +258,8 @@ export class ThreadView {
     this.leaveChannel();
     for (const off of this.unsubscribe.splice(0)) off();
     for (const timer of this.typingUsers.values()) clearTimeout(timer);
-    for (const url of this.attachmentUrls.values()) void url.then((u) => URL.revokeObjectURL(u), () => {});
+    this.files.revokeAll();
+    this.filePreview?.dispose();
   }
 
   private void(promise: Promise<unknown>): void {
@@ -331,6 +336,11 @@ export class ThreadView {
 
   private scrollToBottom(): void {
     this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /** Something at the end grew (an image loaded): follow it if the reader was at the bottom already. */
+  private keepBottomInView(): void {
+    if (this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 400) this.scrollToBottom();
   }
 
   // ---- reading ---------------------------------------------------------------------------------------------
@@ -505,12 +515,23 @@ export class ThreadView {
     this.editing = null;
     this.file = null;
     this.fileInput.value = '';
+    this.filePreview?.dispose();
+    this.filePreview = null;
     if (wasEditing) {
       this.input.value = '';
       this.autosize();
     }
     this.sendButton.textContent = 'Send';
     this.renderBanner();
+  }
+
+  /** The picked file's preview, made once per file (an image preview holds an object URL until it is dropped). */
+  private previewOf(file: File): HTMLElement {
+    if (this.filePreview?.file !== file) {
+      this.filePreview?.dispose();
+      this.filePreview = { file, ...filePreview(file) };
+    }
+    return this.filePreview.element;
   }
 
   private renderBanner(): void {
@@ -524,7 +545,7 @@ export class ThreadView {
     else if (this.replyTo) {
       parts.push(h('span', {}, 'Replying to ', h('strong', {}, this.app.displayName(this.replyTo.sender)), ': ', h('span', { className: 'muted' }, excerpt(this.replyTo))));
     }
-    if (this.file) parts.push(h('span', { className: 'file-chip' }, icon('paperclip'), `${this.file.name} (${fileSize(this.file.size)})`));
+    if (this.file) parts.push(this.previewOf(this.file));
     this.banner.hidden = parts.length === 0;
     this.banner.replaceChildren(...parts, ...(parts.length > 0 ? [cancel] : []));
     this.sendButton.textContent = this.editing ? 'Save' : 'Send';
@@ -661,7 +682,7 @@ export class ThreadView {
       });
       bubble.append(quote);
     }
-    if (m.attachment) bubble.append(this.renderAttachment(m.attachment));
+    if (m.attachment) bubble.append(this.files.render(m.attachment, () => this.keepBottomInView()));
     if (m.body) {
       // Events carry no mentioned_user_ids (history items do): then any participant's "@Name" counts.
       const ids = m.mentioned_user_ids ?? (conversation?.participants_preview ?? []).map((p) => p.id);
@@ -719,51 +740,6 @@ export class ThreadView {
     } catch (err) {
       toast(describeError(err));
     }
-  }
-
-  private renderAttachment(attachment: NonNullable<Message['attachment']>): HTMLElement {
-    const box = h('div', { className: 'attachment' });
-    const label = `${attachment.name} (${fileSize(attachment.size)})`;
-    const kind = attachment.mime_type.split('/')[0];
-    if (kind === 'image' || kind === 'video' || kind === 'audio') {
-      const media =
-        kind === 'image'
-          ? h('img', { alt: attachment.name, className: 'attachment-image', decoding: 'async' })
-          : h(kind as 'video' | 'audio', { controls: true, className: 'attachment-media', 'aria-label': attachment.name });
-      box.append(media, h('span', { className: 'attachment-name' }, label));
-      this.objectUrl(attachment).then(
-        (url) => ((media as HTMLImageElement).src = url),
-        (err: unknown) => box.append(h('span', { className: 'form-error' }, describeError(err))),
-      );
-      if (kind === 'image') {
-        media.addEventListener('load', () => {
-          if (this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 400) this.scrollToBottom();
-        });
-      }
-    } else {
-      const download = h('button', { type: 'button', className: 'file-button' }, icon('paperclip'), label);
-      download.addEventListener('click', async () => {
-        try {
-          const link = h('a', { href: await this.objectUrl(attachment), download: attachment.name });
-          link.click();
-        } catch (err) {
-          toast(describeError(err));
-        }
-      });
-      box.append(download);
-    }
-    return box;
-  }
-
-  /** Attachments need the bearer token: fetched once, shown through an object URL, revoked when the view closes. */
-  private objectUrl(attachment: NonNullable<Message['attachment']>): Promise<string> {
-    let url = this.attachmentUrls.get(attachment.id);
-    if (!url) {
-      url = this.app.api.blob(attachment.url).then((blob) => URL.createObjectURL(blob));
-      url.catch(() => this.attachmentUrls.delete(attachment.id));
-      this.attachmentUrls.set(attachment.id, url);
-    }
-    return url;
   }
 }
 

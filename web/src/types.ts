@@ -19,6 +19,11 @@ export interface Attachment {
   size: number;
   /** Relative to the server; needs the bearer token. */
   url: string;
+  /** An image's size in pixels as displayed; null for other files and unreadable images. */
+  width: number | null;
+  height: number | null;
+  /** A WebP of at most 320 px (same access rule as url); null when there is none. */
+  thumbnail_url: string | null;
 }
 
 export interface ReplyPreview {
