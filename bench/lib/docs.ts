@@ -34,6 +34,9 @@ const WHAT: Record<string, string> = {
     '`GET /search/messages` through the HTTP API over 1,000,000 messages in 10,000 conversations (70% direct, groups of 3 to 30) on PostgreSQL, loaded with SQL (`bench/lib/search-data.ts`): 1 to 27 words per message drawn by Zipf’s law from 30,000 words (common English words first, a few accented ones, then made-up rarer ones), 1% deleted. ' +
     'The searchers are 20 users each in about 950 conversations (some 86,000 messages each can see). Two searches in flight, the kinds in turn: a rare, a medium and a common word, the first letters of a word, two words, an accented word typed without accents, a word in one conversation, the next page of a common word, and `GET /users` with a name beginning over 50,000 users. ' +
     'Latency per kind and over all; CPU per search of the Parley process and of the PostgreSQL backends serving it.',
+  uploads:
+    '25 MB files of random bytes posted to `POST /attachments` (multipart/form-data) five times one at a time, then four at once, to a Parley storing attachments on local disk (the default) and to one storing them in an S3-compatible bucket (s3rver, run by the benchmark; multipart uploads to the bucket as with S3 or MinIO), both on the embedded database. ' +
+    'The Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before the upload. Baseline: the size of the file itself, which a server that buffered uploads would grow by.',
 };
 
 function analysis(): Map<string, string> {
@@ -74,7 +77,7 @@ function resultSection(r: Result, notes: string | undefined): string[] {
     out.push('Ratios, same run:', '', ...r.comparisons.map((c) => `- ${c.label}: **${c.value.toFixed(2)}×**`), '');
   }
   if (r.targets.length > 0) {
-    out.push('Against the targets of issue 5:', '');
+    out.push('Against its targets:', '');
     out.push('| target | wanted | reached | of the target | |', '|---|---|---|---:|---|');
     for (const t of r.targets) out.push(`| ${cell(t.label)} | ${cell(t.target)} | ${cell(t.actual)} | ${scoreText(t.score)} | ${t.met ? 'met' : '**not met**'} |`);
     out.push('');
@@ -121,7 +124,7 @@ export function writeDocs(): string[] {
     '```',
     '',
     'They need the machine\'s PostgreSQL at `127.0.0.1:5432` (as the tests do; `BENCH_DATABASE_URL` names another admin URL, where each run creates and drops a `parley_bench_*` database). ' +
-      'Each prints progress while it runs and a report with the figures, the ratios against its baseline and the targets of issue 5. ' +
+      'Each prints progress while it runs and a report with the figures, the ratios against its baseline and its targets. ' +
       'A full run (without `--smoke`) also stores its result in `docs/bench/results/<name>.json` and regenerates this page and the charts in `docs/bench/`. ' +
       '`--setup <name>` runs only some setups (for quick comparisons; nothing is written). A full run of one benchmark takes one to four minutes.',
     '',
@@ -131,7 +134,7 @@ export function writeDocs(): string[] {
     '',
     '## Summary',
     '',
-    '| benchmark | target (issue 5) | reached | of the target | |',
+    '| benchmark | target | reached | of the target | |',
     '|---|---|---|---:|---|',
   ];
   for (const r of results) {

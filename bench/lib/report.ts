@@ -6,7 +6,7 @@ import type { Machine } from './machine.js';
 import { ROOT } from '../../testkit/root.js';
 import { fmt, type LatencySummary } from './stats.js';
 
-export const BENCHMARKS = ['fanout', 'chat-e2e', 'ingest', 'connections', 'search'] as const;
+export const BENCHMARKS = ['fanout', 'chat-e2e', 'ingest', 'connections', 'search', 'uploads'] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface Column {
@@ -126,7 +126,7 @@ export function printResult(result: Result): void {
     out.push('', 'Smoke run: a few clients for a second or two, so no target is judged.');
     for (const t of result.targets) out.push(`  ${t.label}: ${t.actual} (target ${t.target})`);
   } else if (result.targets.length > 0) {
-    out.push('', 'Targets (issue 5):');
+    out.push('', 'Targets:');
     for (const t of result.targets) out.push(`  [${t.met ? 'met' : 'NOT MET'}] ${t.label}: ${t.actual} (target ${t.target}; ${scoreText(t.score)} of it)`);
   }
   for (const note of result.notes) out.push(`  note: ${note}`);
