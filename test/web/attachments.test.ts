@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
-import { item, message, messages, skip, startHarness, type Harness } from './browser.js';
+import { item, message, messages, openDirectPair, skip, startHarness, type Harness } from './browser.js';
 
 /** A 1200 × 800 PNG: a timeline box of 288 × 192 (the client's 288 × 256 limit), a 320 × 213 thumbnail. */
 async function photo(): Promise<Buffer> {
@@ -19,17 +19,7 @@ describe('web client: attachments', { skip }, () => {
 
   before(async () => {
     harness = await startHarness();
-    await harness.app.token(1, 'Alice');
-    await harness.app.token(2, 'Bob');
-    alice = await harness.openPage();
-    bob = await harness.openPage();
-    await harness.signIn(alice, 1, 'Alice');
-    await harness.signIn(bob, 2, 'Bob');
-    await harness.app.request(1, 'POST', '/conversations', { user_id: 2 });
-    await item(alice, 'Bob').click();
-    await item(bob, 'Alice').click();
-    await alice.locator('.thread[data-conversation-id]').waitFor();
-    await bob.locator('.thread[data-conversation-id]').waitFor();
+    ({ alice, bob } = await openDirectPair(harness));
   });
 
   after(async () => {

@@ -81,3 +81,19 @@ export const item = (page: Page, title: string) => page.locator('.conversation-i
 export const messages = (page: Page) => page.locator('#message-list .message');
 /** The message whose own text (not a reply quote) has this text. */
 export const message = (page: Page, text: string) => messages(page).filter({ has: page.locator('.body', { hasText: text }) });
+
+/** Alice (user 1) and Bob (user 2) signed in on a page each, their direct conversation open on both. */
+export async function openDirectPair(harness: Harness): Promise<{ alice: Page; bob: Page; conversationId: number }> {
+  await harness.app.token(1, 'Alice');
+  await harness.app.token(2, 'Bob');
+  const alice = await harness.openPage();
+  const bob = await harness.openPage();
+  await harness.signIn(alice, 1, 'Alice');
+  await harness.signIn(bob, 2, 'Bob');
+  const { body } = await harness.app.request(1, 'POST', '/conversations', { user_id: 2 });
+  await item(alice, 'Bob').click();
+  await item(bob, 'Alice').click();
+  await alice.locator('.thread[data-conversation-id]').waitFor();
+  await bob.locator('.thread[data-conversation-id]').waitFor();
+  return { alice, bob, conversationId: body.data.id as number };
+}

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { item, messages, seeText, skip, startHarness, type Harness } from './browser.js';
+import { messages, openDirectPair, seeText, skip, startHarness, type Harness } from './browser.js';
 
 describe('web client: quick sends', { skip }, () => {
   let harness: Harness;
@@ -15,17 +15,7 @@ describe('web client: quick sends', { skip }, () => {
 
   before(async () => {
     harness = await startHarness();
-    await harness.app.token(1, 'Alice');
-    await harness.app.token(2, 'Bob');
-    alice = await harness.openPage();
-    bob = await harness.openPage();
-    await harness.signIn(alice, 1, 'Alice');
-    await harness.signIn(bob, 2, 'Bob');
-    const { body } = await harness.app.request(1, 'POST', '/conversations', { user_id: 2 });
-    directId = body.data.id;
-    await item(alice, 'Bob').click();
-    await item(bob, 'Alice').click();
-    await alice.locator('.thread[data-conversation-id]').waitFor();
+    ({ alice, bob, conversationId: directId } = await openDirectPair(harness));
   });
 
   after(async () => {
