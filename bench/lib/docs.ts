@@ -118,7 +118,7 @@ export function writeDocs(): string[] {
     '',
     '```bash',
     'npm install',
-    'npm run bench -- fanout          # or chat-e2e, ingest, connections, all',
+    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, uploads, all',
     'npm run bench -- all --smoke     # a few clients for a second or two: checks they work (CI runs this)',
     'npm run bench:install-soketi     # optional: Soketi 1.6.1 in bench/soketi/, outside Parley\'s dependencies',
     '```',
