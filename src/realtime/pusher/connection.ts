@@ -53,12 +53,25 @@ function wireFrame(payload: Buffer): Buffer {
 }
 
 /**
- * Sends inside batchSends: the socket is corked at its first frame and uncorked when the batch ends, so every
- * frame one piece of work sends to a socket leaves in one write (a chat message's MessageSent and InboxUpdated
- * reach a member in one syscall, not two). Outside a batch every frame is written at once.
+ * Frames bound for one socket within one turn of the event loop leave in one write. A socket is corked at its
+ * first frame and uncorked when the loop turns (setImmediate, after the I/O callbacks of this turn), or at the
+ * end of batchSends for work that wants its frames out at once: a batch_events of ten events to one channel,
+ * or the events of many requests handled in the same turn under load, cost a subscriber one syscall, not one
+ * each. Frames of a socket keep their order; a frame waits at most until the loop turns.
  */
 let batchDepth = 0;
 const corked: Connection[] = [];
+let flushScheduled = false;
+
+function uncorkAll(): void {
+  for (const conn of corked) conn.uncork();
+  corked.length = 0;
+}
+
+function flushAtTurn(): void {
+  flushScheduled = false;
+  uncorkAll();
+}
 
 /** Runs fn (synchronous sends) with the sockets it writes to corked, then writes each socket's frames at once. */
 export function batchSends<T>(fn: () => T): T {
@@ -66,10 +79,7 @@ export function batchSends<T>(fn: () => T): T {
   try {
     return fn();
   } finally {
-    if (--batchDepth === 0) {
-      for (const conn of corked) conn.uncork();
-      corked.length = 0;
-    }
+    if (--batchDepth === 0) uncorkAll();
   }
 }
 
@@ -115,7 +125,7 @@ export class Connection {
       this.close(PusherErrorCode.OverCapacity, 'Over capacity: client is not reading its messages');
       return false;
     }
-    if (batchDepth > 0 && !this.isCorked) this.cork();
+    if (!this.isCorked) this.cork();
     const socket = typeof frame === 'string' ? undefined : (this.ws as unknown as SocketHolder)._socket;
     if (socket !== undefined) socket.write(wireFrame(frame as Buffer));
     else this.ws.send(frame, { binary: false });
@@ -128,9 +138,13 @@ export class Connection {
     socket.cork();
     this.isCorked = true;
     corked.push(this);
+    if (batchDepth === 0 && !flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushAtTurn);
+    }
   }
 
-  /** Writes what the batch's sends left in the corked socket (one writev). */
+  /** Writes what was sent since the socket was corked (one writev). */
   uncork(): void {
     if (!this.isCorked) return;
     this.isCorked = false;
