@@ -4,7 +4,8 @@
 //      the clients, from the first trigger until the last delivery arrived;
 //   2. latency: triggers at a fixed rate well below every setup's limit; p50/p99 of send → arrival.
 // Setups, in one run: Parley; the bare `ws` server sending a string per socket; the bare server sending one
-// Buffer built per event; Soketi 1.6.1 when installed.
+// Buffer built per event; Soketi 1.6.1 when installed. Then the burst setup: each trigger a batch_events of
+// BURST events to the channel (throughput only), for Parley and Soketi.
 import { ClientPool } from '../lib/clients.js';
 import { sleep } from '../../testkit/wait.js';
 import { nowMs } from '../lib/clock.js';
@@ -17,6 +18,8 @@ import { bareTarget, parleyTarget, soketiInstalled, soketiTarget, type Target } 
 import { marker } from '../load/protocol.js';
 
 const CHANNEL = 'bench-fanout';
+/** Events per trigger in the burst setup (one POST /batch_events). */
+const BURST = 10;
 const EVENT = 'bench-event';
 /** Filler that brings an event's data to about 200 bytes, the size of a short chat message event. */
 const FILLER = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud';
@@ -33,13 +36,16 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
     warmupSeconds: smoke ? 0.3 : 2,
     rounds: smoke ? 1 : 3,
   };
-  const setups: { label: string; start: () => Promise<Target> }[] = [
+  const burstLabel = (name: string) => `${name}, bursts of ${BURST}`;
+  const setups: { label: string; start: () => Promise<Target>; burst?: true }[] = [
     { label: 'Parley', start: () => parleyTarget() },
     { label: 'bare ws (string)', start: () => bareTarget('string') },
     { label: 'bare ws (Buffer)', start: () => bareTarget('buffer') },
   ];
   const soketi = !smoke && soketiInstalled();
   if (soketi) setups.push({ label: 'Soketi', start: () => soketiTarget() });
+  setups.push({ label: burstLabel('Parley'), start: () => parleyTarget(), burst: true });
+  if (soketi) setups.push({ label: burstLabel('Soketi'), start: () => soketiTarget(), burst: true });
   if (options.setups.length > 0) {
     const wanted = (label: string) => options.setups.some((s) => label.toLowerCase().includes(s.toLowerCase()));
     setups.splice(0, setups.length, ...setups.filter((s) => wanted(s.label)));
@@ -60,7 +66,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
         t = await setup.start();
       } catch (err) {
         // Soketi is optional (its native uWebSockets.js build may not load on this Node): the run goes on without it.
-        if (setup.label !== 'Soketi') throw err;
+        if (!setup.label.startsWith('Soketi')) throw err;
         failed.add(setup.label);
         const why = (err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 300);
         notes.push(`Soketi 1.6.1 is installed but did not start on Node ${process.version}, so it was left out: ${why}`);
@@ -68,7 +74,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
         continue;
       }
       try {
-        const row = await measure(t, params);
+        const row = await measure(t, params, setup.burst ? BURST : 1);
         const previous = best.get(setup.label);
         if (previous === undefined || row.figures.deliveriesPerSecond! > previous.figures.deliveriesPerSecond!) best.set(setup.label, row);
       } finally {
@@ -78,8 +84,10 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
   }
   const rows = setups.filter((s) => best.has(s.label)).map((s) => best.get(s.label)!);
 
-  const by = (prefix: string) => rows.find((r) => r.setup.startsWith(prefix));
+  const by = (prefix: string) => rows.find((r) => r.setup.startsWith(prefix) && !r.setup.includes('bursts'));
   const parley = by('Parley');
+  const parleyBurst = rows.find((r) => r.setup.startsWith('Parley') && r.setup.includes('bursts'));
+  const soketiBurst = rows.find((r) => r.setup.startsWith('Soketi') && r.setup.includes('bursts'));
   const bareString = by('bare ws, string');
   const bareBuffer = by('bare ws, Buffer');
   const soketiRow = by('Soketi');
@@ -96,10 +104,16 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
       : []),
     { label: 'p99 latency, Parley / bare ws (Buffer)', value: (parley?.figures.p99 ?? NaN) / (bareBuffer?.figures.p99 ?? NaN) },
     ...(soketiRow ? [{ label: 'p99 latency, Parley / Soketi', value: (parley?.figures.p99 ?? NaN) / soketiRow.figures.p99! }] : []),
+    ...(parleyBurst && soketiBurst ? [{ label: `bursts of ${BURST}: Parley / Soketi 1.6.1`, value: rate(parleyBurst) / rate(soketiBurst) }] : []),
+    ...(parleyBurst && parley ? [{ label: `Parley: bursts of ${BURST} / one event per trigger`, value: rate(parleyBurst) / rate(parley) }] : []),
   ].filter((c) => Number.isFinite(c.value));
   const targets = [
     goal('deliveries/s ≥ 90% of the bare ws baseline (Buffer built once)', '≥ 0.90× bare', rate(parley) / rate(bareBuffer), 0.9, 'at least', '×'),
     ...(soketiRow ? [goal("deliveries/s ≥ 1.2× Soketi's", '≥ 1.2× Soketi', rate(parley) / rate(soketiRow), 1.2, 'at least', '×')] : []),
+    ...(soketiRow && parley
+      ? [goal("server CPU per delivery ≤ 0.75× Soketi's", '≤ 0.75× Soketi', parley.figures.serverUsPerDelivery! / soketiRow.figures.serverUsPerDelivery!, 0.75, 'at most', '×')]
+      : []),
+    ...(parleyBurst && soketiBurst ? [goal(`bursts of ${BURST}: deliveries/s ≥ 2× Soketi's`, '≥ 2× Soketi', rate(parleyBurst) / rate(soketiBurst), 2, 'at least', '×')] : []),
   ];
   for (const r of rows) {
     if (r.figures.closed > 0) notes.push(`${r.setup}: ${r.figures.closed} sockets closed during the run.`);
@@ -117,6 +131,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
       'throughput phase': `${params.throughputSeconds} s, ${params.inFlight} triggers in flight`,
       rounds: `${params.rounds}, setups taking turns; each setup's best round is shown`,
       'latency phase': `${params.latencyRate} events/s (${(params.latencyRate * params.clients).toLocaleString('en-US')} deliveries/s) for ${params.latencySeconds} s`,
+      'burst setup': `each trigger one POST /batch_events of ${BURST} events to the channel, ${params.inFlight} in flight; throughput only`,
     },
     columns: [
       { key: 'deliveriesPerSecond', label: 'deliveries/s' },
@@ -147,7 +162,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
         {
           file: 'fanout-latency.svg',
           title: `Fan-out latency at ${(params.latencyRate * params.clients).toLocaleString('en-US')} deliveries/s (trigger → client)`,
-          series: rows.map((r) => ({ label: r.setup, curve: r.latency!.curve })),
+          series: rows.filter((r) => r.latency !== undefined).map((r) => ({ label: r.setup, curve: r.latency!.curve })),
         },
       ],
     },
@@ -169,7 +184,8 @@ interface Params {
   rounds: number;
 }
 
-async function measure(t: Target, p: Params): Promise<Row> {
+/** One setup's round: throughput, then (one event per trigger only) latency. `burst`: events per trigger. */
+async function measure(t: Target, p: Params, burst: number): Promise<Row> {
   const { pool, failed, errors } = await ClientPool.connect({
     label: `${t.name}: clients`,
     url: t.wsUrl,
@@ -180,7 +196,10 @@ async function measure(t: Target, p: Params): Promise<Row> {
   const publisher = pusherPublisher({ port: t.port, appId: t.appId, key: t.key, secret: t.secret, connections: p.inFlight });
   try {
     if (failed > 0) throw new Error(`${t.name}: ${failed} clients could not connect: ${errors.join('; ')}`);
-    const trigger = (seq: number) => publisher.trigger(CHANNEL, EVENT, eventData(seq));
+    const trigger =
+      burst === 1
+        ? (seq: number) => publisher.trigger(CHANNEL, EVENT, eventData(seq))
+        : (seq: number) => publisher.triggerBatch(CHANNEL, EVENT, Array.from({ length: burst }, (_, i) => eventData(seq * burst + i)));
 
     // Warm-up (JIT, connection pool), not counted.
     await openLoop(trigger, 20, p.warmupSeconds * 1000);
@@ -193,15 +212,29 @@ async function measure(t: Target, p: Params): Promise<Row> {
     const started = nowMs();
     const loop = await closedLoop(trigger, p.inFlight, p.throughputSeconds * 1000, (sent) => line(`${sent} events triggered`));
     if (loop.failed > 0) throw new Error(`${t.name}: ${loop.failed} triggers failed: ${loop.errors.join('; ')}`);
-    const expected = loop.sent * pool.connected;
+    const expected = loop.sent * burst * pool.connected;
     const drained = await drain(pool, expected);
     const used = cpu.done();
     const through = await pool.report();
     const deliveries = [...through.events.values()].reduce((s, h) => s + h.count, 0);
     const seconds = (through.lastAt - started) / 1000;
     const deliveriesPerSecond = deliveries / seconds;
-    line(`${Math.round(deliveriesPerSecond).toLocaleString('en-US')} deliveries/s (${loop.sent} events, ${drained ? 'all delivered' : `${expected - deliveries} missing`})`, true);
+    line(`${Math.round(deliveriesPerSecond).toLocaleString('en-US')} deliveries/s (${loop.sent * burst} events, ${drained ? 'all delivered' : `${expected - deliveries} missing`})`, true);
     const saturated = summarize(through.events.get(EVENT)!);
+    const throughput = {
+      deliveriesPerSecond,
+      eventsPerSecond: (loop.sent * burst) / seconds,
+      serverCpu: used.server,
+      serverUsPerDelivery: (used.server / deliveriesPerSecond) * 1e6,
+      clientsCpu: used.clients,
+      otherCpu: used.other,
+      saturatedP50: saturated.p50,
+      saturatedP99: saturated.p99,
+    };
+    const closedIn = (report: typeof through) => Object.values(report.closed).reduce((s, n) => s + n, 0);
+    if (burst > 1) {
+      return { setup: `${t.name}, bursts of ${burst}`, parley: t.parley, figures: { ...throughput, p50: NaN, p99: NaN, max: NaN, closed: closedIn(through), lost: expected - deliveries } };
+    }
 
     // 2. Latency at a fixed rate
     await sleep(500);
@@ -215,21 +248,7 @@ async function measure(t: Target, p: Params): Promise<Row> {
     return {
       setup: t.name,
       parley: t.parley,
-      figures: {
-        deliveriesPerSecond,
-        eventsPerSecond: loop.sent / seconds,
-        serverCpu: used.server,
-        serverUsPerDelivery: (used.server / deliveriesPerSecond) * 1e6,
-        clientsCpu: used.clients,
-        otherCpu: used.other,
-        p50: latency.p50,
-        p99: latency.p99,
-        max: latency.max,
-        saturatedP50: saturated.p50,
-        saturatedP99: saturated.p99,
-        closed: Object.values(through.closed).reduce((s, n) => s + n, 0) + Object.values(lat.closed).reduce((s, n) => s + n, 0),
-        lost: expected - deliveries,
-      },
+      figures: { ...throughput, p50: latency.p50, p99: latency.p99, max: latency.max, closed: closedIn(through) + closedIn(lat), lost: expected - deliveries },
       latency,
     };
   } finally {

@@ -17,7 +17,8 @@ const WHAT: Record<string, string> = {
     '1,000 clients subscribed to one public channel; events triggered through the Pusher HTTP API (`POST /apps/{app_id}/events`, signed by the official `pusher` SDK over a keep-alive connection). ' +
     'Each event carries its send time; each client computes the latency of each delivery. A throughput phase keeps 4 triggers in flight and counts deliveries per second at the clients ' +
     '(from the first trigger until the last delivery arrived); a latency phase triggers at a fixed rate, well below every setup’s limit. ' +
-    'The same clients and publisher run against Parley, a bare `ws` broadcast server (`bench/servers/bare-ws.ts`: once sending a string per socket, once a Buffer built once per event) and Soketi 1.6.1 when it is installed.',
+    'The same clients and publisher run against Parley, a bare `ws` broadcast server (`bench/servers/bare-ws.ts`: once sending a string per socket, once a Buffer built once per event) and Soketi 1.6.1 when it is installed. ' +
+    'A burst setup then triggers `POST /apps/{app_id}/batch_events` with 10 events to the channel per request (same clients, throughput only), for Parley and Soketi.',
   'chat-e2e':
     'A group of 1,000 members, each a connected client subscribed to `private-chat.user.{id}` and the group’s `private-chat.conversation.{id}`, both authorized through `/api/chat/v1/broadcasting/auth` as pusher-js does. ' +
     'One member posts messages one at a time (`POST /conversations/{id}/messages`); the figure is the time from just before the POST until every member has both its `MessageSent` and its `InboxUpdated`. On PostgreSQL. ' +

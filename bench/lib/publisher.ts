@@ -7,6 +7,8 @@ import { nowMs } from './clock.js';
 
 export interface Publisher {
   trigger(channel: string, event: string, data: string): Promise<void>;
+  /** One POST /apps/{app_id}/batch_events with one event per data, all to the channel. */
+  triggerBatch(channel: string, event: string, datas: readonly string[]): Promise<void>;
   close(): void;
 }
 
@@ -25,6 +27,10 @@ export function pusherPublisher(options: { port: number; appId: string; key: str
   return {
     async trigger(channel, event, data) {
       const response = await pusher.trigger(channel, event, data);
+      await response.text();
+    },
+    async triggerBatch(channel, event, datas) {
+      const response = await pusher.triggerBatch(datas.map((data) => ({ channel, name: event, data })));
       await response.text();
     },
     close: () => agent.destroy(),
