@@ -18,7 +18,12 @@ export class ApiError extends Error {
 /** A sentence for people: the server's message, plus the field errors of a 422. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
-    const fields = Object.entries(err.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`);
+    // The server's message often is the one field message itself ("The body may be at most 10000 characters."):
+    // then it is said once.
+    const fields = Object.entries(err.errors)
+      .map(([field, messages]) => [field, messages.filter((m) => !err.message.includes(m))] as const)
+      .filter(([, messages]) => messages.length > 0)
+      .map(([field, messages]) => `${field}: ${messages.join(', ')}`);
     return fields.length > 0 ? `${err.message} (${fields.join('; ')})` : err.message;
   }
   return err instanceof Error ? err.message : String(err);

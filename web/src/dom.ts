@@ -141,6 +141,9 @@ const ICONS = {
   forward: 'M15 17l5-5-5-5M4 18v-2a4 4 0 0 1 4-4h12',
   // A bell struck through: a muted conversation.
   muted: 'M13.73 21a2 2 0 0 1-3.46 0M18.63 13A17.89 17.89 0 0 1 18 8M6.26 6.26A5.86 5.86 0 0 0 6 8c0 7-3 9-3 9h14M18 8a6 6 0 0 0-9.33-5M1 1l22 22',
+  bell: 'M18 8A6 6 0 0 0 6 8c0 7-3 9-3 9h18s-3-2-3-9M13.73 21a2 2 0 0 1-3.46 0',
+  // Sliders: a conversation's settings.
+  settings: 'M4 21v-7M4 10V3M12 21v-9M12 8V3M20 21v-5M20 12V3M1 14h6M9 8h6M17 16h6',
 } as const;
 
 /** A small inline SVG icon, hidden from screen readers (the surrounding text or label names the action). */
@@ -154,4 +157,9 @@ export function icon(name: keyof typeof ICONS): SVGSVGElement {
   path.setAttribute('d', ICONS[name]);
   svg.append(path);
   return svg;
+}
+
+/** A header button: an icon and a text label; at phone width only the icon shows and the label stays its accessible name. */
+export function labelledIconButton(name: keyof typeof ICONS, label: string, attributes: Parameters<typeof h>[1] = {}): HTMLButtonElement {
+  return h('button', { type: 'button', title: label, ...attributes }, icon(name), h('span', { className: 'button-label' }, label));
 }

@@ -2,13 +2,13 @@
 // notifications only, so the inbox just marks it. The answer is my ConversationResource, with `muted`.
 import { describeError } from './api.js';
 import type { ChatApp } from './app.js';
-import { h, icon, toast } from './dom.js';
+import { h, icon, labelledIconButton, toast } from './dom.js';
 import type { Conversation } from './types.js';
 
 /** The header's Mute / Unmute button for the open conversation. */
 export function muteToggle(app: ChatApp, conversation: Conversation): HTMLElement {
   const muted = conversation.muted ?? false;
-  const button = h('button', { type: 'button', className: 'secondary', id: 'mute-toggle', 'aria-pressed': String(muted) }, muted ? 'Unmute' : 'Mute');
+  const button = labelledIconButton(muted ? 'muted' : 'bell', muted ? 'Unmute' : 'Mute', { className: 'secondary', id: 'mute-toggle', 'aria-pressed': String(muted) });
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {

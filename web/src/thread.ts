@@ -9,7 +9,7 @@ import { MentionAutocomplete, withMentions } from './mentions.js';
 import { muteToggle } from './mute.js';
 import { SendQueue } from './sending.js';
 import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
-import { announce, avatar, confirmAction, h, icon, longTime, shortTime, toast } from './dom.js';
+import { announce, avatar, confirmAction, h, icon, labelledIconButton, longTime, shortTime, toast } from './dom.js';
 import type { Conversation, GroupParticipantsChangedEvent, Message, Paged, Reaction, ReadPosition } from './types.js';
 
 const PAGE = 30;
@@ -38,6 +38,8 @@ export class ThreadView {
   private readonly reactionContext: ReactionContext;
   private readonly typingUsers = new Map<number, ReturnType<typeof setTimeout>>();
   private readonly files: AttachmentFiles;
+  /** Messages deleted while the thread is open: shown as placeholders, never edited or replied to. */
+  private readonly deletedIds = new Set<number>();
   /** The picked file's preview in the composer banner, kept while the file stays picked. */
   private filePreview: (ReturnType<typeof filePreview> & { file: File }) | null = null;
   private readonly unsubscribe: (() => void)[] = [];
@@ -279,7 +281,7 @@ export class ThreadView {
   }
 
   private upsert(message: Message, render = true): void {
-    if (message.conversation_id !== this.id) return;
+    if (message.conversation_id !== this.id || this.deletedIds.has(message.id)) return;
     const previous = this.messages.get(message.id);
     // MessageSent carries no edited_at, and events no reactions or mentions; keep what we know.
     this.messages.set(message.id, {
@@ -310,17 +312,28 @@ export class ThreadView {
     if (message) this.upsert({ ...message, reactions });
   }
 
+  /** A deleted message leaves a placeholder where it was (until the history is loaded again, which no longer has it). */
   private remove(messageId: number): void {
-    if (!this.messages.delete(messageId)) return;
-    this.ids = this.ids.filter((i) => i !== messageId);
-    this.list.querySelector(`#message-${messageId}`)?.remove();
+    const message = this.messages.get(messageId);
+    if (!message || this.deletedIds.has(messageId)) return;
+    this.deletedIds.add(messageId);
+    this.list.querySelector(`#message-${messageId}`)?.replaceWith(this.renderDeleted(message));
     // Replies to it now show it as deleted.
     for (const m of this.messages.values()) {
       if (m.reply_to?.id === messageId) this.upsert({ ...m, reply_to: { ...m.reply_to, body: null, deleted: true } });
     }
     if (this.replyTo?.id === messageId || this.editing?.id === messageId) this.resetComposer();
-    this.emptyNote.hidden = this.ids.length > 0;
     this.renderReceipts();
+  }
+
+  private renderDeleted(m: Message): HTMLElement {
+    const mine = m.sender.id === this.app.me.id;
+    const who = mine ? 'You' : this.app.displayName(m.sender);
+    return h(
+      'li',
+      { id: `message-${m.id}`, className: mine ? 'message mine deleted' : 'message deleted', 'data-id': m.id },
+      h('p', { className: 'bubble deleted-note' }, `${who} deleted this message`),
+    );
   }
 
   private insertionIndex(id: number): number {
@@ -449,6 +462,13 @@ export class ThreadView {
       } else if (event.key === 'Escape' && (this.replyTo || this.editing || this.file)) {
         event.preventDefault();
         this.resetComposer();
+      } else if (event.key === 'ArrowUp' && this.input.value === '' && !this.editing) {
+        // As in most chat apps: Up in an empty composer edits your last message.
+        const last = [...this.ids].reverse().map((i) => this.messages.get(i)!).find((m) => m.sender.id === this.app.me.id && !this.deletedIds.has(m.id) && m.body !== null);
+        if (last) {
+          event.preventDefault();
+          this.startEditing(last);
+        }
       }
     });
     this.input.addEventListener('input', () => {
@@ -616,7 +636,7 @@ export class ThreadView {
       : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.app.me.id ? 'you' : this.app.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
     const actions: HTMLElement[] = [muteToggle(this.app, conversation)];
     if (conversation.type === 'group') {
-      const settings = h('button', { type: 'button', className: 'secondary', id: 'group-settings' }, 'Group settings');
+      const settings = labelledIconButton('settings', 'Group settings', { className: 'secondary', id: 'group-settings' });
       settings.addEventListener('click', () => groupSettingsDialog(this.app, this.id));
       actions.push(settings);
     } else if (partner) {
@@ -652,7 +672,7 @@ export class ThreadView {
 
   private renderList(): void {
     const pending = [...this.list.querySelectorAll('.message.pending')];
-    this.list.replaceChildren(...this.ids.map((i) => this.renderMessage(this.messages.get(i)!)), ...pending);
+    this.list.replaceChildren(...this.ids.map((i) => (this.deletedIds.has(i) ? this.renderDeleted(this.messages.get(i)!) : this.renderMessage(this.messages.get(i)!))), ...pending);
     this.olderButton.hidden = this.olderCursor === null;
     this.emptyNote.hidden = this.ids.length > 0;
     this.renderReceipts();
@@ -715,19 +735,19 @@ export class ThreadView {
       }),
       reactionPicker(this.reactionContext, m.id, () => this.messages.get(m.id)?.reactions ?? [], this.app.displayName(m.sender)),
       action('Forward', () => forwardDialog(this.app, m, (copies) => copies.forEach((c) => this.upsert(c)))),
-      mine
-        ? action('Edit', () => {
-            this.replyTo = null;
-            this.editing = m;
-            this.input.value = m.body ?? '';
-            this.autosize();
-            this.renderBanner();
-            this.input.focus();
-          })
-        : null,
+      mine ? action('Edit', () => this.startEditing(m)) : null,
       canDelete ? action('Delete', () => void this.deleteMessage(m), 'danger-text') : null,
     );
     return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, reactions, actions);
+  }
+
+  private startEditing(m: Message): void {
+    this.replyTo = null;
+    this.editing = m;
+    this.input.value = m.body ?? '';
+    this.autosize();
+    this.renderBanner();
+    this.input.focus();
   }
 
   private async deleteMessage(m: Message): Promise<void> {
