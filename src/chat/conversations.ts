@@ -76,6 +76,8 @@ export async function openDirect(
  * notifications only: the conversation, its unread counts and its events are as before.
  */
 export async function muteConversation(ctx: ChatContext, actor: Actor, conversationId: number, until: Date | null): Promise<ConversationView> {
+  // A date-time JavaScript cannot hold (a leap second, 23:59:60, passes the format check) is refused like any other bad time.
+  if (until !== null && Number.isNaN(until.getTime())) throw invalid('until', 'until is not a time this server can use (no leap seconds).');
   if (until !== null && until.getTime() <= Date.now()) throw invalid('until', 'A mute ends in the future; give null to mute until unmuted.');
   await requireParticipant(ctx.db, conversationId, actor.userId);
   await setMute(ctx.db, conversationId, actor.userId, { muted: true, until });

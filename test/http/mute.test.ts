@@ -56,6 +56,12 @@ for (const database of DATABASES) {
       assertError(await app.request(a, 'PUT', `/conversations/${id}/mute`, { until: '2000-01-01T00:00:00.000Z' }), 422);
       assertError(await app.request(a, 'PUT', `/conversations/${id}/mute`, { until: 'tomorrow' }), 422);
       assertError(await app.request(a, 'PUT', `/conversations/${id}/mute`, {}), 422);
+      // A leap second is a valid RFC 3339 date-time but not a JavaScript Date: 422, not a 500.
+      for (const until of ['2099-12-31T23:59:60Z', '2099-12-31T18:59:60-05:00']) {
+        const res = await app.request(a, 'PUT', `/conversations/${id}/mute`, { until });
+        assertError(res, 422, 'validation_failed');
+        assert.ok(res.body.errors.until, JSON.stringify(res.body));
+      }
       assertError(await app.request(outsider, 'PUT', `/conversations/${id}/mute`, { until: null }), 404);
       assertError(await app.request(outsider, 'DELETE', `/conversations/${id}/mute`), 404);
     });
