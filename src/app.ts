@@ -1,4 +1,5 @@
 // The one composition root: database, Redis, broadcaster, presence, socket server, routes.
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ChatContext } from './chat/context.js';
@@ -29,7 +30,15 @@ import { redisSharedOccupancy } from './realtime/fanout/redis-occupied.js';
 import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
 import { redisAuthorizationLedger, redisFanout, type FanoutStats } from './realtime/fanout/redis.js';
 import { redisForApp, upgradeRouter } from './realtime/apps.js';
-import { REMEMBER_TTL_MS, createRealtimeServer, type RealtimeServer, type RealtimeStats } from './realtime/index.js';
+import {
+  LOCAL_PRESENCE,
+  PONG_TIMEOUT_SECONDS,
+  REMEMBER_TTL_MS,
+  RememberedSubscribers,
+  createRealtimeServer,
+  type RealtimeServer,
+  type RealtimeStats,
+} from './realtime/index.js';
 import { channelAuth, userAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage, s3Storage, type AttachmentStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
@@ -103,8 +112,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
 
   const { appKey, appSecret } = config.broadcast;
   const builtin = config.broadcast.driver === 'builtin';
+  // This process in the cluster: its broker, presence and occupancy shares are all keyed by this one id.
+  const nodeId = randomUUID();
   const defaultApp = builtin
-    ? await startPusherApp(config, redis, logger, {
+    ? await startPusherApp(config, redis, nodeId, logger, {
         id: config.broadcast.appId,
         key: appKey,
         secret: appSecret,
@@ -115,7 +126,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       })
     : null;
   // BROADCAST_APPS_FILE: further apps on the same port, each isolated (src/realtime/apps.ts).
-  const otherApps = defaultApp ? await Promise.all(config.broadcast.apps.map((app) => startPusherApp(config, redis, logger, { ...app, chat: false }))) : [];
+  const otherApps = defaultApp ? await Promise.all(config.broadcast.apps.map((app) => startPusherApp(config, redis, nodeId, logger, { ...app, chat: false }))) : [];
   const realtime = defaultApp?.realtime ?? null;
   let fanout: Fanout = defaultApp?.fanout ?? logFanout(logger.child({ component: 'broadcast' }));
   const cluster = defaultApp?.cluster;
@@ -289,6 +300,7 @@ interface PusherApp {
 async function startPusherApp(
   config: Config,
   deploymentRedis: RedisConnections | null,
+  nodeId: string,
   logger: Logger,
   app: PusherAppConfig & { readonly chat: boolean },
 ): Promise<PusherApp> {
@@ -299,6 +311,7 @@ async function startPusherApp(
     appKey: app.key,
     appSecret: app.secret,
     activityTimeoutSeconds: broadcast.activityTimeoutSeconds,
+    pongTimeoutSeconds: PONG_TIMEOUT_SECONDS,
     maxMessageBytes: broadcast.maxMessageBytes,
     maxBufferedBytes: broadcast.maxBufferedBytes,
     maxConnections: app.maxConnections,
@@ -310,21 +323,16 @@ async function startPusherApp(
     serverOwnedChannelPrefixes: app.chat ? [CHAT_CHANNEL_PREFIX] : [],
     // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
     revocableChannelPrefixes: app.chat && broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
-    ledger: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : undefined,
-    sharedPresence: redis ? redisSharedPresence(redis) : undefined,
-    ...(app.webhookUrls.length > 0
-      ? {
-          webhooks: createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }),
-          // With Redis each channel_occupied/channel_vacated is sent by one node only.
-          sharedOccupancy: redis ? redisSharedOccupancy(redis) : undefined,
-        }
-      : {}),
+    // With Redis, presence members and (for the webhooks) each channel_occupied/channel_vacated are decided once per cluster.
+    presence: redis ? { kind: 'shared', members: redisSharedPresence(redis, nodeId), occupancy: redisSharedOccupancy(redis, nodeId) } : LOCAL_PRESENCE,
+    authorizations: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : new RememberedSubscribers(REMEMBER_TTL_MS),
+    webhooks: app.webhookUrls.length > 0 ? createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }) : null,
     logger: appLogger.child({ component: 'realtime' }),
   });
   if (redis === null) {
     return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: realtime, cluster: undefined, clusterStats: undefined, api: createPusherApiBackend(realtime, realtime) };
   }
-  const shared = redisFanout(redis, realtime, appLogger.child({ component: 'fanout' }));
+  const shared = redisFanout(redis, realtime, nodeId, appLogger.child({ component: 'fanout' }));
   await shared.start();
   return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: shared, cluster: shared, clusterStats: shared.stats, api: createPusherApiBackend(realtime, shared, shared) };
 }

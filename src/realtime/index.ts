@@ -8,7 +8,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { settingDefault } from '../config/settings.js';
 import { ChannelRegistry } from './channels.js';
 import { channelTypeOf } from './pusher/channel-types.js';
 import { batchSends } from './pusher/connection.js';
@@ -16,48 +15,53 @@ import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
 import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
 import { PusherServer } from './pusher/server.js';
 import { channelAuth } from './pusher/signature.js';
-import { RememberedSubscribers, type AuthorizationLedger } from './remembered-subscribers.js';
-import type { SharedPresence } from './shared-presence.js';
-import type { SharedOccupancy } from './fanout/redis-occupied.js';
+import type { AuthorizationLedger } from './remembered-subscribers.js';
+import type { PresenceStore } from './shared-presence.js';
 import type { WebhookEvent, WebhookSender } from './webhooks.js';
 
-export interface RealtimeOptions {
-  appKey: string;
-  appSecret: string;
-  // Defaults: the settings table's (config/settings.ts), e.g. BROADCAST_MAX_MESSAGE_BYTES for maxMessageBytes.
-  activityTimeoutSeconds?: number;
-  maxMessageBytes?: number;
-  maxBufferedBytes?: number;
-  /** Silence allowed after our pusher:ping before closing with 4201. Default 30. */
-  pongTimeoutSeconds?: number;
+/**
+ * Everything a node is built from, every value given (the defaults live in the settings table,
+ * config/settings.ts, and reach here through the config): limits, switches and the parts it is handed.
+ */
+export interface RealtimeSettings {
+  readonly appKey: string;
+  readonly appSecret: string;
+  readonly activityTimeoutSeconds: number;
+  /** Silence allowed after our pusher:ping before closing with 4201 (PONG_TIMEOUT_SECONDS). */
+  readonly pongTimeoutSeconds: number;
+  /** Largest WebSocket frame a client may send. */
+  readonly maxMessageBytes: number;
+  /** Bytes waiting in one socket's send buffer before it is closed with 4100. */
+  readonly maxBufferedBytes: number;
   /** Subscriptions one socket may hold; more are refused with subscription_error (429). */
-  maxChannelsPerConnection?: number;
+  readonly maxChannelsPerConnection: number;
   /** Open sockets on this node; more are refused with 4100. */
-  maxConnections?: number;
+  readonly maxConnections: number;
   /** Distinct users on one presence channel; more are refused with subscription_error (403). */
-  maxPresenceMembers?: number;
-  /** Origins allowed to open a socket (exact match, "*" for any). Default: any. */
-  allowedOrigins?: readonly string[];
-  /** client-* events (Echo's whisper). Defaults: BROADCAST_CLIENT_EVENTS, BROADCAST_CLIENT_EVENTS_PER_SECOND, BROADCAST_MAX_EVENT_BYTES. */
-  clientEvents?: { enabled?: boolean; perSecond?: number; maxDataBytes?: number };
+  readonly maxPresenceMembers: number;
+  /** Origins allowed to open a socket (exact match, "*" for any); empty: any. */
+  readonly allowedOrigins: readonly string[];
+  /** client-* events (Echo's whisper): the switch, the rate per socket and the largest `data`. */
+  readonly clientEvents: { readonly enabled: boolean; readonly perSecond: number; readonly maxDataBytes: number };
   /** Channels whose traffic belongs to the server (Parley's chat channels): client events there are refused. */
-  serverOwnedChannelPrefixes?: readonly string[];
-  /** Presence members shared by several nodes (Redis); default: this node's own. */
-  sharedPresence?: SharedPresence;
+  readonly serverOwnedChannelPrefixes: readonly string[];
   /**
    * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
-   * authorization recorded by rememberSubscriber within the last 60 s, so an old signature cannot
-   * be replayed after the user lost access. Default: none.
+   * authorization recorded in the authorization store within the last REMEMBER_TTL_MS, so an old signature
+   * cannot be replayed after the user lost access.
    */
-  revocableChannelPrefixes?: readonly string[];
-  /** Where pending authorizations are kept; default in memory (one node). */
-  ledger?: AuthorizationLedger;
-  /** Pusher webhooks (channel_occupied, channel_vacated, member_added, member_removed, client_event); default none. */
-  webhooks?: WebhookSender;
-  /** With several nodes: decides channel_occupied/channel_vacated once per cluster (needs sharedPresence for members). */
-  sharedOccupancy?: SharedOccupancy;
-  logger: Logger;
+  readonly revocableChannelPrefixes: readonly string[];
+  /** Presence members and channel occupancy: this node's registry (LOCAL_PRESENCE) or shared by the cluster. */
+  readonly presence: PresenceStore;
+  /** Pending channel authorizations (socket, channel) → user: in memory for one node, shared with several. */
+  readonly authorizations: AuthorizationLedger;
+  /** Pusher webhooks (channel_occupied, channel_vacated, member_added, member_removed, client_event), or none. */
+  readonly webhooks: WebhookSender | null;
+  readonly logger: Logger;
 }
+
+/** How long a socket may stay silent after our pusher:ping (Pusher's own figure; not a setting). */
+export const PONG_TIMEOUT_SECONDS = 30;
 
 /** A frame for a channel's subscribers, passed between nodes. */
 export interface RelayedFrame {
@@ -137,38 +141,17 @@ export interface RealtimeServer {
   close(code?: number): Promise<void>;
 }
 
-/** The options' defaults: the settings table's, so a default is written in one place only. */
-const DEFAULTS = {
-  activityTimeoutSeconds: settingDefault('BROADCAST_ACTIVITY_TIMEOUT'),
-  pongTimeoutSeconds: 30,
-  maxMessageBytes: settingDefault('BROADCAST_MAX_MESSAGE_BYTES'),
-  maxBufferedBytes: settingDefault('BROADCAST_MAX_BUFFERED_BYTES'),
-  maxChannelsPerConnection: settingDefault('BROADCAST_MAX_CHANNELS_PER_CONNECTION'),
-  maxConnections: settingDefault('BROADCAST_MAX_CONNECTIONS'),
-  maxPresenceMembers: settingDefault('BROADCAST_MAX_PRESENCE_MEMBERS'),
-  clientEventsPerSecond: settingDefault('BROADCAST_CLIENT_EVENTS_PER_SECOND'),
-  clientEventMaxDataBytes: settingDefault('BROADCAST_MAX_EVENT_BYTES'),
-} as const;
-
 /** How long an authorization waits for its subscribe before rememberSubscriber forgets it. */
 const REMEMBER_TTL_MS = 60_000;
 
-export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
+export function createRealtimeServer(options: RealtimeSettings): RealtimeServer {
   const { appKey, appSecret } = options;
   if (appKey === '' || appSecret === '') throw new TypeError('realtime: appKey and appSecret are required');
-  const settings = {
-    activityTimeoutSeconds: positive('activityTimeoutSeconds', options.activityTimeoutSeconds),
-    pongTimeoutSeconds: positive('pongTimeoutSeconds', options.pongTimeoutSeconds),
-    maxMessageBytes: positive('maxMessageBytes', options.maxMessageBytes),
-    maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes),
-    maxChannelsPerConnection: positive('maxChannelsPerConnection', options.maxChannelsPerConnection),
-    maxConnections: positive('maxConnections', options.maxConnections),
-    maxPresenceMembers: positive('maxPresenceMembers', options.maxPresenceMembers),
-    clientEventsPerSecond: positive('clientEventsPerSecond', options.clientEvents?.perSecond),
-    clientEventMaxDataBytes: positive('clientEventMaxDataBytes', options.clientEvents?.maxDataBytes),
-  };
+  for (const name of POSITIVE_SETTINGS) positive(name, options[name]);
+  positive('clientEvents.perSecond', options.clientEvents.perSecond);
+  positive('clientEvents.maxDataBytes', options.clientEvents.maxDataBytes);
   const logger = options.logger.child({ component: 'realtime' });
-  const shared = options.sharedPresence;
+  const shared = options.presence.kind === 'shared' ? options.presence.members : undefined;
   /** Shared leaves in flight: close() waits for them, so a shutdown announces every member it takes away. */
   const pendingLeaves = new Set<Promise<unknown>>();
   let cluster: ClusterLink | undefined;
@@ -193,8 +176,9 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     });
   }
   const webhooks = options.webhooks;
-  const webhook = webhooks && ((event: WebhookEvent): void => webhooks.enqueue(event));
-  const occupancy = options.sharedOccupancy;
+  const webhook = webhooks ? (event: WebhookEvent): void => webhooks.enqueue(event) : undefined;
+  // Occupancy is only counted across the cluster for the webhooks that report it.
+  const occupancy = webhook && options.presence.kind === 'shared' ? options.presence.occupancy : undefined;
   /** Occupancy changes, for the webhooks: on one node the registry decides; with several, the shared count. */
   function occupancyChanged(channel: string, occupied: boolean): void {
     if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
@@ -245,30 +229,25 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
     }
   }, PRESENCE_SWEEP_MS);
   sweep?.unref();
-  const remembered = options.ledger ?? new RememberedSubscribers(REMEMBER_TTL_MS);
+  const remembered = options.authorizations;
   const server = new PusherServer({
     appKey,
-    activityTimeoutSeconds: settings.activityTimeoutSeconds,
-    pongTimeoutSeconds: settings.pongTimeoutSeconds,
-    maxMessageBytes: settings.maxMessageBytes,
-    maxBufferedBytes: settings.maxBufferedBytes,
-    maxConnections: settings.maxConnections,
-    allowedOrigins: options.allowedOrigins ?? [],
+    activityTimeoutSeconds: options.activityTimeoutSeconds,
+    pongTimeoutSeconds: options.pongTimeoutSeconds,
+    maxMessageBytes: options.maxMessageBytes,
+    maxBufferedBytes: options.maxBufferedBytes,
+    maxConnections: options.maxConnections,
+    allowedOrigins: options.allowedOrigins,
     logger,
     handlers: {
       appKey,
       appSecret,
       registry,
       remembered,
-      maxChannelsPerConnection: settings.maxChannelsPerConnection,
-      maxPresenceMembers: settings.maxPresenceMembers,
-      revocableChannelPrefixes: options.revocableChannelPrefixes ?? [],
-      clientEvents: {
-        enabled: options.clientEvents?.enabled ?? settingDefault('BROADCAST_CLIENT_EVENTS'),
-        perSecond: settings.clientEventsPerSecond,
-        maxDataBytes: settings.clientEventMaxDataBytes,
-        refusedChannelPrefixes: options.serverOwnedChannelPrefixes ?? [],
-      },
+      maxChannelsPerConnection: options.maxChannelsPerConnection,
+      maxPresenceMembers: options.maxPresenceMembers,
+      revocableChannelPrefixes: options.revocableChannelPrefixes,
+      clientEvents: { ...options.clientEvents, refusedChannelPrefixes: options.serverOwnedChannelPrefixes },
       sharedPresence: shared,
       deliver,
       channelReady: (channel) => listening.get(channel),
@@ -371,14 +350,23 @@ export function createRealtimeServer(options: RealtimeOptions): RealtimeServer {
   };
 }
 
-function positive(name: keyof typeof DEFAULTS, value: number | undefined): number {
-  const v = value ?? DEFAULTS[name];
-  if (!(Number.isFinite(v) && v > 0)) throw new TypeError(`realtime: ${name} must be a positive number`);
-  return v;
+const POSITIVE_SETTINGS = [
+  'activityTimeoutSeconds',
+  'pongTimeoutSeconds',
+  'maxMessageBytes',
+  'maxBufferedBytes',
+  'maxChannelsPerConnection',
+  'maxConnections',
+  'maxPresenceMembers',
+] as const satisfies readonly (keyof RealtimeSettings)[];
+
+function positive(name: string, value: number): void {
+  if (!(Number.isFinite(value) && value > 0)) throw new TypeError(`realtime: ${name} must be a positive number`);
 }
 
 export { isValidSocketId } from './pusher/signature.js';
 export type { AuthorizationLedger } from './remembered-subscribers.js';
-export type { SharedPresence } from './shared-presence.js';
+export { LOCAL_PRESENCE, type PresenceStore, type SharedPresence } from './shared-presence.js';
+export { RememberedSubscribers } from './remembered-subscribers.js';
 export { SERVER_TO_USER_PREFIX, serverToUserChannel } from './pusher/signin.js';
 export { REMEMBER_TTL_MS };

@@ -11,7 +11,16 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Options as PusherOptions } from 'pusher-js';
 import { WebSocket, type ClientOptions } from 'ws';
-import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from '../../src/realtime/index.js';
+import { settingDefault } from '../../src/config/settings.js';
+import {
+  LOCAL_PRESENCE,
+  PONG_TIMEOUT_SECONDS,
+  REMEMBER_TTL_MS,
+  RememberedSubscribers,
+  createRealtimeServer,
+  type RealtimeServer,
+  type RealtimeSettings,
+} from '../../src/realtime/index.js';
 import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
 
 export { Pusher, type PusherClient } from '../../testkit/pusher.js';
@@ -39,9 +48,41 @@ export async function cleanup(): Promise<void> {
   while (cleanups.length > 0) await cleanups.pop()!();
 }
 
+/** What a test may change of a node's settings; clientEvents field by field. */
+export type TestSettings = Partial<Omit<RealtimeSettings, 'clientEvents'>> & { clientEvents?: Partial<RealtimeSettings['clientEvents']> };
+
+/** A one-node server's settings as a default deployment has them (the settings table's defaults), with the test app. */
+export function testSettings(options: TestSettings = {}): RealtimeSettings {
+  return {
+    appKey: APP_KEY,
+    appSecret: APP_SECRET,
+    activityTimeoutSeconds: settingDefault('BROADCAST_ACTIVITY_TIMEOUT'),
+    pongTimeoutSeconds: PONG_TIMEOUT_SECONDS,
+    maxMessageBytes: settingDefault('BROADCAST_MAX_MESSAGE_BYTES'),
+    maxBufferedBytes: settingDefault('BROADCAST_MAX_BUFFERED_BYTES'),
+    maxChannelsPerConnection: settingDefault('BROADCAST_MAX_CHANNELS_PER_CONNECTION'),
+    maxConnections: settingDefault('BROADCAST_MAX_CONNECTIONS'),
+    maxPresenceMembers: settingDefault('BROADCAST_MAX_PRESENCE_MEMBERS'),
+    allowedOrigins: settingDefault('BROADCAST_ALLOWED_ORIGINS'),
+    serverOwnedChannelPrefixes: [],
+    revocableChannelPrefixes: [],
+    presence: LOCAL_PRESENCE,
+    authorizations: new RememberedSubscribers(REMEMBER_TTL_MS),
+    webhooks: null,
+    logger: pino({ level: 'silent' }),
+    ...options,
+    clientEvents: {
+      enabled: settingDefault('BROADCAST_CLIENT_EVENTS'),
+      perSecond: settingDefault('BROADCAST_CLIENT_EVENTS_PER_SECOND'),
+      maxDataBytes: settingDefault('BROADCAST_MAX_EVENT_BYTES'),
+      ...options.clientEvents,
+    },
+  };
+}
+
 /** A realtime server with the test app key and secret (plus `options`) on a fresh port of 127.0.0.1. */
-export async function start(options: Partial<RealtimeOptions> = {}): Promise<Harness> {
-  const rt = createRealtimeServer({ appKey: APP_KEY, appSecret: APP_SECRET, logger: pino({ level: 'silent' }), ...options });
+export async function start(options: TestSettings = {}): Promise<Harness> {
+  const rt = createRealtimeServer(testSettings(options));
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   server.on('upgrade', (req, socket, head) => {
     if (!rt.handleUpgrade(req, socket, head)) socket.destroy();

@@ -5,7 +5,6 @@
 // script, so two nodes never both see "first" or "last". The same pattern as presence (redis-presence.ts):
 // nodes heartbeat into a sorted set, and the share of a node silent for NODE_TIMEOUT_MS is removed by the
 // others (sweep), whose channels are then vacated if no other node holds them.
-import { randomUUID } from 'node:crypto';
 import type { RedisConnections } from '../../store/redis.js';
 import { NODE_TIMEOUT_MS } from './redis-presence.js';
 
@@ -42,7 +41,8 @@ redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return vacated`;
 
-export function redisSharedOccupancy(redis: RedisConnections, node: string = randomUUID()): SharedOccupancy {
+/** `node`: this node's id (the one its broker and presence share use too). */
+export function redisSharedOccupancy(redis: RedisConnections, node: string): SharedOccupancy {
   const { prefix, commands } = redis;
   const counts = `${prefix}occupied:n`;
   const held = (nodeId: string) => `${prefix}occupied-node:${nodeId}`;

@@ -3,7 +3,6 @@
 // "channel\nuser" it holds, so its share can be removed when it dies. Nodes heartbeat into a sorted set; one
 // missing for NODE_TIMEOUT_MS is dead. Every change is one Lua script, so two nodes never both see "first".
 // The scripts build key names themselves: this needs one Redis (or a cluster-less setup), as the rest of Parley.
-import { randomUUID } from 'node:crypto';
 import type { PresenceSnapshot } from '../channels.js';
 import type { SharedPresence } from '../shared-presence.js';
 import type { RedisConnections } from '../../store/redis.js';
@@ -46,8 +45,8 @@ redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
 return removed`;
 
-export function redisSharedPresence(redis: RedisConnections): SharedPresence {
-  const node = randomUUID();
+/** `node`: this node's id (the one its broker and occupancy share use too). */
+export function redisSharedPresence(redis: RedisConnections, node: string): SharedPresence {
   const { prefix, commands } = redis;
   const counts = (channel: string) => `${prefix}presence:${channel}:n`;
   const infos = (channel: string) => `${prefix}presence:${channel}:i`;

@@ -7,7 +7,6 @@
 // Pending channel authorizations live in Redis too, since the auth request and the socket may reach different
 // nodes. For the Pusher HTTP API it is also the cluster: terminate_connections reaches every node, and channel
 // occupancy is asked of every node (redis-occupancy.ts).
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Fanout } from '../../events/broadcaster.js';
 import type { RedisConnections } from '../../store/redis.js';
@@ -35,9 +34,9 @@ export interface FanoutStats {
 export function redisFanout(
   redis: RedisConnections,
   local: RealtimeServer,
+  node: string,
   logger: Logger,
 ): Fanout & Cluster & { start(): Promise<void>; stats(): FanoutStats } {
-  const node = randomUUID();
   const nodeTopic = `${redis.prefix}fanout`;
   const channelTopics = `${redis.prefix}ch:`;
   const topicOf = (channel: string) => channelTopics + channel;
