@@ -1,8 +1,8 @@
 // The modal dialogs (the "New chat" picker is in people.ts): create a group, group settings (rename, members, roles,
-// leave), blocked users, forward a message. Each updates the app from the HTTP answer: the tab's own socket
+// leave), blocked users, forward a message. Each updates the store from the HTTP answer: the tab's own socket
 // gets no events for its own requests (X-Socket-ID).
 import { describeError } from './api.js';
-import type { ChatApp } from './app.js';
+import type { ChatStore } from './store.js';
 import { confirmAction, h, modal, parseIds, toast } from './dom.js';
 import type { Conversation, Message, Participant, Role, User } from './types.js';
 
@@ -23,7 +23,7 @@ function handleSubmit(form: HTMLFormElement, showError: (text: string) => void, 
   });
 }
 
-export function newGroupDialog(app: ChatApp): void {
+export function newGroupDialog(store: ChatStore): void {
   modal('New group', (dialog, showError) => {
     const name = h('input', { id: 'group-name', name: 'name', type: 'text', required: true, maxlength: 100 });
     const members = h('input', { id: 'group-members', name: 'user_ids', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 2, 3', 'aria-describedby': 'group-members-help' });
@@ -40,10 +40,10 @@ export function newGroupDialog(app: ChatApp): void {
     handleSubmit(form, showError, async () => {
       const ids = parseIds(members.value);
       if (ids === null) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
-      const { data } = await app.api.post<{ data: Conversation }>('/groups', { name: name.value, user_ids: ids });
-      app.upsertConversation(data);
+      const { data } = await store.api.post<{ data: Conversation }>('/groups', { name: name.value, user_ids: ids });
+      store.upsertConversation(data);
       dialog.close();
-      app.navigate(data.id);
+      store.open(data.id);
     });
     return [form];
   });
@@ -51,16 +51,16 @@ export function newGroupDialog(app: ChatApp): void {
 
 const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
 
-export function groupSettingsDialog(app: ChatApp, groupId: number): void {
+export function groupSettingsDialog(store: ChatStore, groupId: number): void {
   modal('Group settings', (dialog, showError) => {
     const content = h('div', { className: 'stack' });
     const render = () => {
-      const group = app.conversations.get(groupId);
+      const group = store.conversation(groupId);
       if (!group) return dialog.close();
-      content.replaceChildren(...groupSettings(app, group, dialog, showError));
+      content.replaceChildren(...groupSettings(store, group, dialog, showError));
     };
-    const off = app.onConversationChange((_c, id) => {
-      if (id !== groupId) return;
+    const off = store.subscribe((change) => {
+      if (change.kind !== 'conversation' || change.id !== groupId) return;
       // Keep the focus on the same control across the re-render.
       const focusedId = (document.activeElement as HTMLElement | null)?.id;
       render();
@@ -72,8 +72,8 @@ export function groupSettingsDialog(app: ChatApp, groupId: number): void {
   });
 }
 
-function groupSettings(app: ChatApp, group: Conversation, dialog: HTMLDialogElement, showError: (text: string) => void): Node[] {
-  const myRole: Role = group.participants_preview.find((p) => p.id === app.me.id)?.role ?? 'member';
+function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialogElement, showError: (text: string) => void): Node[] {
+  const myRole: Role = group.participants_preview.find((p) => p.id === store.me.id)?.role ?? 'member';
   const manager = myRole === 'owner' || myRole === 'admin';
   const act = async (action: () => Promise<void>) => {
     showError('');
@@ -94,12 +94,12 @@ function groupSettings(app: ChatApp, group: Conversation, dialog: HTMLDialogElem
     manager ? null : h('p', { className: 'hint' }, 'Only the owner and admins can rename the group.'),
   );
   handleSubmit(rename, showError, async () => {
-    const { data } = await app.api.patch<{ data: Conversation }>(`/groups/${group.id}`, { name: nameInput.value });
-    app.upsertConversation(data);
+    const { data } = await store.api.patch<{ data: Conversation }>(`/groups/${group.id}`, { name: nameInput.value });
+    store.upsertConversation(data);
   });
 
   // Members (the preview: at most 10).
-  const rows = group.participants_preview.map((p) => memberRow(app, group, p, myRole, act));
+  const rows = group.participants_preview.map((p) => memberRow(store, group, p, myRole, act));
   const more = group.participant_count - group.participants_preview.length;
   const members = h(
     'section',
@@ -120,8 +120,8 @@ function groupSettings(app: ChatApp, group: Conversation, dialog: HTMLDialogElem
   handleSubmit(add, showError, async () => {
     const ids = parseIds(addInput.value);
     if (ids === null || ids.length === 0) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
-    const { data } = await app.api.post<{ data: Conversation }>(`/groups/${group.id}/participants`, { user_ids: ids });
-    app.upsertConversation(data);
+    const { data } = await store.api.post<{ data: Conversation }>(`/groups/${group.id}/participants`, { user_ids: ids });
+    store.upsertConversation(data);
   });
 
   // Leave, delete.
@@ -130,31 +130,31 @@ function groupSettings(app: ChatApp, group: Conversation, dialog: HTMLDialogElem
     void act(async () => {
       const note = myRole === 'owner' ? ' Ownership passes to the longest-standing admin, or member.' : '';
       if (!(await confirmAction(`Leave “${group.name}”?${note}`, 'Leave'))) return;
-      await app.api.post(`/groups/${group.id}/leave`);
+      await store.api.post(`/groups/${group.id}/leave`);
       dialog.close();
-      app.removeConversation(group.id, `You left “${group.name}”.`);
+      store.removeConversation(group.id, `You left “${group.name}”.`);
     }),
   );
   const remove = h('button', { type: 'button', className: 'danger', id: 'settings-delete' }, 'Delete group');
   remove.addEventListener('click', () =>
     void act(async () => {
       if (!(await confirmAction(`Delete “${group.name}” and all its messages for everyone?`, 'Delete group'))) return;
-      await app.api.delete(`/groups/${group.id}`);
+      await store.api.delete(`/groups/${group.id}`);
       dialog.close();
-      app.removeConversation(group.id, `“${group.name}” was deleted.`);
+      store.removeConversation(group.id, `“${group.name}” was deleted.`);
     }),
   );
 
   return [rename, members, manager ? add : null, h('div', { className: 'dialog-actions' }, leave, myRole === 'owner' ? remove : null)].filter((n): n is HTMLElement => n !== null);
 }
 
-function memberRow(app: ChatApp, group: Conversation, p: Participant, myRole: Role, act: (action: () => Promise<void>) => Promise<void>): HTMLElement {
-  const me = p.id === app.me.id;
-  const name = `${app.displayName(p)}${me ? ' (you)' : ''}`;
+function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole: Role, act: (action: () => Promise<void>) => Promise<void>): HTMLElement {
+  const me = p.id === store.me.id;
+  const name = `${store.displayName(p)}${me ? ' (you)' : ''}`;
   const row = h('li', { className: 'member', 'data-user-id': p.id }, h('span', { className: 'member-name' }, name, h('span', { className: 'muted' }, ` #${p.id}`)));
 
   if (myRole === 'owner' && !me) {
-    const select = h('select', { id: `role-${p.id}`, 'aria-label': `Role of ${app.displayName(p)}` });
+    const select = h('select', { id: `role-${p.id}`, 'aria-label': `Role of ${store.displayName(p)}` });
     for (const role of ['member', 'admin', 'owner'] as Role[]) {
       const option = h('option', { value: role }, ROLE_LABELS[role]);
       option.selected = role === p.role;
@@ -163,12 +163,12 @@ function memberRow(app: ChatApp, group: Conversation, p: Participant, myRole: Ro
     select.addEventListener('change', () =>
       void act(async () => {
         const role = select.value as Role;
-        if (role === 'owner' && !(await confirmAction(`Make ${app.displayName(p)} the owner? You become an admin.`, 'Hand over'))) {
+        if (role === 'owner' && !(await confirmAction(`Make ${store.displayName(p)} the owner? You become an admin.`, 'Hand over'))) {
           select.value = p.role;
           return;
         }
-        await app.api.patch(`/groups/${group.id}/participants/${p.id}`, { role });
-        await app.refreshConversation(group.id);
+        await store.api.patch(`/groups/${group.id}/participants/${p.id}`, { role });
+        await store.refreshConversation(group.id);
       }),
     );
     row.append(select);
@@ -178,12 +178,12 @@ function memberRow(app: ChatApp, group: Conversation, p: Participant, myRole: Ro
 
   const canRemove = !me && (myRole === 'owner' || (myRole === 'admin' && p.role === 'member'));
   if (canRemove) {
-    const button = h('button', { type: 'button', className: 'secondary danger-text', 'aria-label': `Remove ${app.displayName(p)}`, id: `remove-${p.id}` }, 'Remove');
+    const button = h('button', { type: 'button', className: 'secondary danger-text', 'aria-label': `Remove ${store.displayName(p)}`, id: `remove-${p.id}` }, 'Remove');
     button.addEventListener('click', () =>
       void act(async () => {
-        if (!(await confirmAction(`Remove ${app.displayName(p)} from “${group.name}”?`, 'Remove'))) return;
-        await app.api.delete(`/groups/${group.id}/participants/${p.id}`);
-        await app.refreshConversation(group.id);
+        if (!(await confirmAction(`Remove ${store.displayName(p)} from “${group.name}”?`, 'Remove'))) return;
+        await store.api.delete(`/groups/${group.id}/participants/${p.id}`);
+        await store.refreshConversation(group.id);
       }),
     );
     row.append(button);
@@ -191,33 +191,35 @@ function memberRow(app: ChatApp, group: Conversation, p: Participant, myRole: Ro
   return row;
 }
 
-export function blocksDialog(app: ChatApp): void {
+export function blocksDialog(store: ChatStore): void {
   modal('Blocked users', (dialog, showError) => {
     const list = h('ul', { className: 'member-list', id: 'blocked-list' });
     const render = async () => {
       try {
-        const { data } = await app.api.get<{ data: User[] }>('/blocks');
+        const { data } = await store.api.get<{ data: User[] }>('/blocks');
         list.replaceChildren(
           ...(data.length === 0
             ? [h('li', { className: 'hint' }, 'You have not blocked anyone.')]
             : data.map((user) => {
-                const unblock = h('button', { type: 'button', className: 'secondary', 'aria-label': `Unblock ${app.displayName(user)}` }, 'Unblock');
+                const unblock = h('button', { type: 'button', className: 'secondary', 'aria-label': `Unblock ${store.displayName(user)}` }, 'Unblock');
                 unblock.addEventListener('click', async () => {
                   try {
-                    const result = await app.api.delete<{ data: { messaging_blocked_user_ids: number[] } }>(`/blocks/${user.id}`);
-                    app.applyBlocks(result.data.messaging_blocked_user_ids, user.id, false);
+                    const result = await store.api.delete<{ data: { messaging_blocked_user_ids: number[] } }>(`/blocks/${user.id}`);
+                    store.applyBlocks(result.data.messaging_blocked_user_ids, { userId: user.id, blocked: false });
                   } catch (err) {
                     showError(describeError(err));
                   }
                 });
-                return h('li', { className: 'member' }, h('span', { className: 'member-name' }, app.displayName(user), h('span', { className: 'muted' }, ` #${user.id}`)), unblock);
+                return h('li', { className: 'member' }, h('span', { className: 'member-name' }, store.displayName(user), h('span', { className: 'muted' }, ` #${user.id}`)), unblock);
               })),
         );
       } catch (err) {
         showError(describeError(err));
       }
     };
-    const off = app.onBlocksChange(() => void render());
+    const off = store.subscribe((change) => {
+      if (change.kind === 'blocks') void render();
+    });
     dialog.addEventListener('close', off);
     void render();
 
@@ -231,18 +233,18 @@ export function blocksDialog(app: ChatApp): void {
     );
     handleSubmit(form, showError, async () => {
       const userId = Number(input.value);
-      const { data } = await app.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
-      app.applyBlocks(data.messaging_blocked_user_ids, userId, true);
+      const { data } = await store.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
+      store.applyBlocks(data.messaging_blocked_user_ids, { userId, blocked: true });
       input.value = '';
     });
     return [list, form];
   });
 }
 
-export function forwardDialog(app: ChatApp, message: Message, shownHere: (copies: Message[]) => void): void {
+export function forwardDialog(store: ChatStore, message: Message, shownHere: (copies: Message[]) => void): void {
   modal('Forward message', (dialog, showError) => {
-    const options = app.inbox().map((c) =>
-      h('li', {}, h('label', { className: 'check' }, h('input', { type: 'checkbox', name: 'conversation', value: c.id }), app.title(c))),
+    const options = store.inbox().map((c) =>
+      h('li', {}, h('label', { className: 'check' }, h('input', { type: 'checkbox', name: 'conversation', value: c.id }), store.title(c))),
     );
     const form = h(
       'form',
@@ -254,10 +256,10 @@ export function forwardDialog(app: ChatApp, message: Message, shownHere: (copies
     handleSubmit(form, showError, async () => {
       const ids = [...form.querySelectorAll<HTMLInputElement>('input[name="conversation"]:checked')].map((i) => Number(i.value));
       if (ids.length === 0) return showError('Pick at least one conversation.');
-      const { data } = await app.api.post<{ data: Message[] }>(`/messages/${message.id}/forward`, { conversation_ids: ids });
+      const { data } = await store.api.post<{ data: Message[] }>(`/messages/${message.id}/forward`, { conversation_ids: ids });
       shownHere(data.filter((m) => m.conversation_id === message.conversation_id));
       dialog.close();
-      for (const copy of data) app.noteOwnMessage(copy);
+      for (const copy of data) store.noteOwnMessage(copy);
       toast(`Forwarded to ${ids.length} conversation${ids.length === 1 ? '' : 's'}.`, 'info');
     });
     return [form];

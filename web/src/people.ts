@@ -1,13 +1,13 @@
 // The "New chat" picker: people found by name with GET /users?query= (word beginnings, case and accents
 // ignored), as you type; choosing one starts (or reopens) the direct conversation with POST /conversations.
 import { describeError } from './api.js';
-import type { ChatApp } from './app.js';
+import type { ChatStore } from './store.js';
 import { avatar, h, modal } from './dom.js';
 import type { Conversation, Paged, User } from './types.js';
 
 const SEARCH_DELAY_MS = 200;
 
-export function newDirectDialog(app: ChatApp): void {
+export function newDirectDialog(store: ChatStore): void {
   modal('New chat', (dialog, showError) => {
     const input = h('input', { id: 'people-query', name: 'query', type: 'text', autocomplete: 'off', 'aria-describedby': 'people-help', 'aria-controls': 'people-results' });
     const results = h('ul', { className: 'people-results', id: 'people-results', 'aria-label': 'People found', 'aria-live': 'polite' });
@@ -19,14 +19,14 @@ export function newDirectDialog(app: ChatApp): void {
       showError('');
       if (query.trim() === '') return void results.replaceChildren();
       try {
-        const page = await app.api.get<Paged<User>>(`/users?query=${encodeURIComponent(query)}&limit=10`);
+        const page = await store.api.get<Paged<User>>(`/users?query=${encodeURIComponent(query)}&limit=10`);
         if (ask !== asked) return; // a later search is on its way
-        const people = page.data.filter((u) => u.id !== app.me.id);
+        const people = page.data.filter((u) => u.id !== store.me.id);
         results.replaceChildren(
           ...(people.length === 0
             ? [h('li', { className: 'hint' }, 'No one found.')]
             : people.map((user) => {
-                const pick = h('button', { type: 'button', className: 'person' }, avatar(app.displayName(user), user.id), h('span', {}, app.displayName(user)));
+                const pick = h('button', { type: 'button', className: 'person' }, avatar(store.displayName(user), user.id), h('span', {}, store.displayName(user)));
                 pick.addEventListener('click', () => void start(user));
                 return h('li', {}, pick);
               })),
@@ -41,10 +41,10 @@ export function newDirectDialog(app: ChatApp): void {
 
     async function start(user: User): Promise<void> {
       try {
-        const { data } = await app.api.post<{ data: Conversation }>('/conversations', { user_id: user.id });
-        app.upsertConversation(data);
+        const { data } = await store.api.post<{ data: Conversation }>('/conversations', { user_id: user.id });
+        store.upsertConversation(data);
         dialog.close();
-        app.navigate(data.id);
+        store.open(data.id);
       } catch (err) {
         showError(describeError(err));
       }

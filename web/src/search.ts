@@ -3,7 +3,7 @@
 // the answer's `highlight` ranges (UTF-16 indices), built as text nodes and <mark> elements, never as HTML.
 // Choosing a result opens its conversation scrolled to the message.
 import { describeError } from './api.js';
-import type { ChatApp } from './app.js';
+import type { ChatStore } from './store.js';
 import { h, shortTime } from './dom.js';
 import type { Message, Paged } from './types.js';
 
@@ -36,7 +36,7 @@ export class SearchPanel {
   private query = '';
 
   constructor(
-    private readonly app: ChatApp,
+    private readonly store: ChatStore,
     /** The inbox list, hidden while results are shown. */
     private readonly inbox: HTMLElement,
   ) {
@@ -74,7 +74,7 @@ export class SearchPanel {
     this.inbox.hidden = true;
     this.status.textContent = 'Searching…';
     try {
-      const page = await this.app.api.get<Paged<SearchHit>>(
+      const page = await this.store.api.get<Paged<SearchHit>>(
         `/search/messages?q=${encodeURIComponent(query)}&limit=20${this.cursor ? `&cursor=${encodeURIComponent(this.cursor)}` : ''}`,
       );
       if (query !== this.query) return; // a newer search replaced this one
@@ -89,15 +89,15 @@ export class SearchPanel {
   }
 
   private result(hit: SearchHit): HTMLElement {
-    const conversation = this.app.conversations.get(hit.conversation_id);
-    const where = conversation ? this.app.title(conversation) : `Conversation ${hit.conversation_id}`;
+    const conversation = this.store.conversation(hit.conversation_id);
+    const where = conversation ? this.store.title(conversation) : `Conversation ${hit.conversation_id}`;
     const button = h(
       'button',
       { type: 'button', className: 'search-result', 'data-message-id': hit.id },
-      h('span', { className: 'result-head' }, h('strong', {}, where), ' · ', this.app.displayName(hit.sender), ' · ', h('time', { datetime: hit.created_at }, shortTime(hit.created_at))),
+      h('span', { className: 'result-head' }, h('strong', {}, where), ' · ', this.store.displayName(hit.sender), ' · ', h('time', { datetime: hit.created_at }, shortTime(hit.created_at))),
       h('span', { className: 'result-body' }, ...highlighted(hit.body ?? '', hit.highlight)),
     );
-    button.addEventListener('click', () => this.app.openMessage(hit.conversation_id, hit.id));
+    button.addEventListener('click', () => this.store.open(hit.conversation_id, hit.id));
     return h('li', {}, button);
   }
 

@@ -1,0 +1,269 @@
+// The message list of one conversation: the messages on screen in id order (history, live events, the server's
+// answers to this tab), placeholders for deleted ones, group notices, the messages still being sent at the end,
+// and each message's toolbar. What the toolbar's actions do is the thread's business (MessageActions).
+import { AttachmentFiles } from './attachments.js';
+import { h, icon, longTime, shortTime } from './dom.js';
+import { withMentions } from './mentions.js';
+import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
+import type { ChatStore } from './store.js';
+import type { Message, Reaction } from './types.js';
+
+export interface MessageActions {
+  reply(message: Message): void;
+  edit(message: Message): void;
+  forward(message: Message): void;
+  delete(message: Message): void;
+  /** "Load older messages" was pressed. */
+  older(): void;
+  /** The list's content changed: what hangs off messages (receipts) is placed again. */
+  rendered(): void;
+}
+
+export class MessageList {
+  /** The scrolling region: the "older" button, the empty note and the list. */
+  readonly element = h('div', { className: 'message-scroll', tabindex: 0, 'aria-label': 'Message history', role: 'region' });
+  readonly list = h('ol', { className: 'message-list', id: 'message-list', 'aria-label': 'Messages' });
+  private readonly olderButton = h('button', { type: 'button', className: 'secondary load-older', hidden: true }, 'Load older messages');
+  private readonly emptyNote = h('p', { className: 'empty-note', hidden: true }, 'No messages yet. Say hello!');
+  private readonly messages = new Map<number, Message>();
+  /** Message ids, ascending: the order on screen. */
+  private ids: number[] = [];
+  /** Messages deleted while the thread is open: shown as placeholders, never edited or replied to. */
+  private readonly deletedIds = new Set<number>();
+  private readonly files: AttachmentFiles;
+  private readonly reactionContext: ReactionContext;
+  /** Until the first page of history is in, messages are only collected (one render then). */
+  private shown = false;
+
+  constructor(
+    private readonly store: ChatStore,
+    private readonly conversationId: number,
+    private readonly actions: MessageActions,
+  ) {
+    this.files = new AttachmentFiles(store.api);
+    this.element.append(this.olderButton, this.emptyNote, this.list);
+    this.olderButton.addEventListener('click', () => actions.older());
+    this.reactionContext = {
+      api: store.api,
+      me: store.me.id,
+      nameOf: (userId) => store.nameOf(userId, store.conversation(conversationId)),
+      changed: (messageId, reactions) => this.setReactions(messageId, reactions),
+    };
+  }
+
+  // ---- reading ---------------------------------------------------------------------------------------------
+
+  has(messageId: number): boolean {
+    return this.messages.has(messageId);
+  }
+
+  newestId(): number {
+    return this.ids.length > 0 ? this.ids[this.ids.length - 1] : 0;
+  }
+
+  newest(): Message | undefined {
+    return this.messages.get(this.newestId());
+  }
+
+  /** My messages still in the conversation, oldest first. */
+  mine(): Message[] {
+    return this.ids.map((i) => this.messages.get(i)!).filter((m) => m.sender.id === this.store.me.id && !this.deletedIds.has(m.id));
+  }
+
+  /** The message's element on screen. */
+  elementOf(messageId: number): HTMLElement | null {
+    return this.list.querySelector<HTMLElement>(`#message-${messageId}`);
+  }
+
+  // ---- changing --------------------------------------------------------------------------------------------
+
+  /** Shows the whole list once the first page is in; from then on every change renders at once. */
+  show(hasOlder: boolean): void {
+    this.shown = true;
+    this.setHasOlder(hasOlder);
+    this.render();
+  }
+
+  setHasOlder(hasOlder: boolean): void {
+    this.olderButton.hidden = !hasOlder;
+  }
+
+  async whileLoadingOlder(load: () => Promise<void>): Promise<void> {
+    this.olderButton.disabled = true;
+    const before = this.element.scrollHeight - this.element.scrollTop;
+    try {
+      await load();
+      this.render();
+      this.element.scrollTop = this.element.scrollHeight - before; // keep the reader's place
+    } finally {
+      this.olderButton.disabled = false;
+    }
+  }
+
+  /** A message from history, an event or an answer; `render` false while a page is taken in. */
+  upsert(message: Message, render = true): void {
+    if (message.conversation_id !== this.conversationId || this.deletedIds.has(message.id)) return;
+    const previous = this.messages.get(message.id);
+    // MessageSent carries no edited_at, and events no reactions or mentions; keep what we know.
+    this.messages.set(message.id, {
+      ...message,
+      edited_at: message.edited_at ?? previous?.edited_at ?? null,
+      reactions: message.reactions ?? previous?.reactions ?? [],
+      mentioned_user_ids: message.mentioned_user_ids ?? previous?.mentioned_user_ids,
+    });
+    if (!previous) this.ids.splice(this.insertionIndex(message.id), 0, message.id);
+    if (!render || !this.shown) return;
+    const nearBottom = this.element.scrollHeight - this.element.scrollTop - this.element.clientHeight < 120;
+    const element = this.renderMessage(this.messages.get(message.id)!);
+    const existing = this.elementOf(message.id);
+    if (existing) existing.replaceWith(element);
+    else {
+      const index = this.ids.indexOf(message.id);
+      // The newest message goes before messages still being sent, which stay at the end.
+      const next = index + 1 < this.ids.length ? this.elementOf(this.ids[index + 1]) : this.list.querySelector('.message.pending');
+      this.list.insertBefore(element, next);
+    }
+    this.emptyNote.hidden = true;
+    this.actions.rendered();
+    if (!previous && (nearBottom || message.sender.id === this.store.me.id)) this.scrollToBottom();
+  }
+
+  setReactions(messageId: number, reactions: Reaction[]): void {
+    const message = this.messages.get(messageId);
+    if (message) this.upsert({ ...message, reactions });
+  }
+
+  /** A deleted message leaves a placeholder where it was (until the history is loaded again, which no longer
+   * has it); replies to it show it as deleted. False when it was not on screen. */
+  remove(messageId: number): boolean {
+    const message = this.messages.get(messageId);
+    if (!message || this.deletedIds.has(messageId)) return false;
+    this.deletedIds.add(messageId);
+    this.elementOf(messageId)?.replaceWith(this.renderDeleted(message));
+    for (const m of this.messages.values()) {
+      if (m.reply_to?.id === messageId) this.upsert({ ...m, reply_to: { ...m.reply_to, body: null, deleted: true } });
+    }
+    this.actions.rendered();
+    return true;
+  }
+
+  /** A message being sent: at the end, until the answer takes its place. */
+  addPending(element: HTMLElement): void {
+    this.list.append(element);
+    this.emptyNote.hidden = true;
+    this.scrollToBottom();
+  }
+
+  /** A group notice ("Alice added Carol") at the end of the timeline. */
+  addNote(text: string): void {
+    this.list.append(h('li', { className: 'system-note' }, text));
+    this.scrollToBottom();
+  }
+
+  scrollToBottom(): void {
+    this.element.scrollTop = this.element.scrollHeight;
+  }
+
+  /** Something at the end grew (an image loaded): follow it if the reader was at the bottom already. */
+  private keepBottomInView(): void {
+    if (this.element.scrollHeight - this.element.scrollTop - this.element.clientHeight < 400) this.scrollToBottom();
+  }
+
+  destroy(): void {
+    this.files.revokeAll();
+  }
+
+  // ---- rendering -------------------------------------------------------------------------------------------
+
+  private insertionIndex(id: number): number {
+    let low = 0;
+    let high = this.ids.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.ids[mid] < id) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** Everything again, keeping the messages still being sent (and the notices after the newest message). */
+  private render(): void {
+    const kept = [...this.list.querySelectorAll('.message.pending, .system-note')];
+    this.list.replaceChildren(...this.ids.map((i) => (this.deletedIds.has(i) ? this.renderDeleted(this.messages.get(i)!) : this.renderMessage(this.messages.get(i)!))), ...kept);
+    this.emptyNote.hidden = this.ids.length > 0;
+    this.actions.rendered();
+  }
+
+  private renderDeleted(m: Message): HTMLElement {
+    const mine = m.sender.id === this.store.me.id;
+    const who = mine ? 'You' : this.store.displayName(m.sender);
+    return h(
+      'li',
+      { id: `message-${m.id}`, className: mine ? 'message mine deleted' : 'message deleted', 'data-id': m.id },
+      h('p', { className: 'bubble deleted-note' }, `${who} deleted this message`),
+    );
+  }
+
+  private renderMessage(m: Message): HTMLElement {
+    const store = this.store;
+    const conversation = store.conversation(this.conversationId);
+    const mine = m.sender.id === store.me.id;
+    const myRole = conversation?.participants_preview.find((p) => p.id === store.me.id)?.role ?? 'member';
+    const canDelete = mine || (conversation?.type === 'group' && myRole !== 'member');
+
+    const bubble = h('div', { className: 'bubble' });
+    if (!mine && conversation?.type === 'group') bubble.append(h('p', { className: 'sender' }, store.displayName(m.sender)));
+    if (m.forwarded_from) bubble.append(h('p', { className: 'forwarded' }, icon('forward'), `Forwarded from ${store.displayName(m.forwarded_from.sender)}`));
+    if (m.reply_to) {
+      const quote = h(
+        'button',
+        { type: 'button', className: 'reply-quote', 'aria-label': `In reply to ${store.displayName(m.reply_to.sender)}: ${m.reply_to.deleted ? 'deleted message' : (m.reply_to.body ?? 'attachment')}` },
+        h('strong', {}, store.displayName(m.reply_to.sender)),
+        h('span', {}, m.reply_to.deleted ? 'Deleted message' : truncate(m.reply_to.body ?? 'Attachment', 120)),
+      );
+      const target = m.reply_to.id;
+      quote.addEventListener('click', () => {
+        const original = this.elementOf(target);
+        original?.scrollIntoView({ block: 'center', behavior: 'smooth' });
+        original?.focus();
+      });
+      bubble.append(quote);
+    }
+    if (m.attachment) bubble.append(this.files.render(m.attachment, () => this.keepBottomInView()));
+    if (m.body) {
+      // Events carry no mentioned_user_ids (history items do): then any participant's "@Name" counts.
+      const ids = m.mentioned_user_ids ?? (conversation?.participants_preview ?? []).map((p) => p.id);
+      const mentioned = ids.map((id) => ({ id, name: store.nameOf(id, conversation) }));
+      bubble.append(h('p', { className: 'body' }, ...withMentions(m.body, mentioned, store.me.id)));
+    }
+    const reactions = renderReactions(this.reactionContext, m.id, m.reactions ?? []);
+    bubble.append(
+      h(
+        'p',
+        { className: 'meta' },
+        h('time', { datetime: m.created_at, title: longTime(m.created_at) }, shortTime(m.created_at)),
+        m.edited_at ? h('span', { className: 'edited', title: longTime(m.edited_at) }, ' · edited') : null,
+      ),
+    );
+
+    const action = (label: string, handler: () => void, className = '') => {
+      const button = h('button', { type: 'button', className: `action ${className}`, 'aria-label': `${label} message from ${store.displayName(m.sender)}` }, label);
+      button.addEventListener('click', handler);
+      return button;
+    };
+    const actions = h(
+      'div',
+      { className: 'actions' },
+      action('Reply', () => this.actions.reply(m)),
+      reactionPicker(this.reactionContext, m.id, () => this.messages.get(m.id)?.reactions ?? [], store.displayName(m.sender)),
+      action('Forward', () => this.actions.forward(m)),
+      mine ? action('Edit', () => this.actions.edit(m)) : null,
+      canDelete ? action('Delete', () => this.actions.delete(m), 'danger-text') : null,
+    );
+    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, reactions, actions);
+  }
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,256 @@
+// The signed-in user's shared state: conversations (the inbox, newest activity first), who is online, blocks,
+// and which conversation is open. Views read it and subscribe to its change events; they change it only
+// through its methods (usually with an HTTP answer). It knows no view: the app shell and every view import it,
+// it imports none of them.
+import { describeError, type Api, type ApiError } from './api.js';
+import { toast } from './dom.js';
+import type { Realtime } from './realtime.js';
+import type { Conversation, Message, Paged, Presence, User } from './types.js';
+
+const INBOX_PAGE = 30;
+
+export type Change =
+  /** One conversation was added or changed, or (null) went away: removed, left, deleted, not found. */
+  | { kind: 'conversation'; id: number; conversation: Conversation | null; notice?: string }
+  /** The inbox as a whole: a page of it arrived. */
+  | { kind: 'inbox' }
+  /** Someone went online or offline. */
+  | { kind: 'presence' }
+  /** Who I blocked, or who I cannot message, changed. */
+  | { kind: 'blocks' }
+  /** Another conversation (or none) is to be shown; `messageId`: scrolled to that message; `notice`: why the
+   * open one closed (it went away). */
+  | { kind: 'open'; id: number | null; messageId?: number; notice?: string };
+
+export class ChatStore {
+  private readonly byId = new Map<number, Conversation>();
+  /** Latest activity per conversation (ms): the inbox order, newest first. */
+  private readonly activity = new Map<number, number>();
+  private inboxCursor: string | null = null;
+  private inboxLoaded = false;
+  private readonly online = new Map<number, boolean>();
+  private readonly blockedByMe = new Set<number>();
+  /** Everyone I cannot message directly, blocked either way. */
+  private messagingBlocked = new Set<number>();
+  private openId: number | null = null;
+  private readonly listeners = new Set<(change: Change) => void>();
+
+  constructor(
+    readonly api: Api,
+    readonly realtime: Realtime,
+    readonly me: User,
+  ) {}
+
+  subscribe(listener: (change: Change) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(change: Change): void {
+    for (const listener of [...this.listeners]) listener(change);
+  }
+
+  // ---- reading ---------------------------------------------------------------------------------------------
+
+  conversation(id: number): Conversation | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Every conversation, newest activity first. */
+  inbox(): Conversation[] {
+    return [...this.byId.values()].sort((a, b) => (this.activity.get(b.id) ?? 0) - (this.activity.get(a.id) ?? 0) || b.id - a.id);
+  }
+
+  /** Whether the first inbox page has arrived, and whether there are more pages. */
+  inboxState(): { loaded: boolean; more: boolean } {
+    return { loaded: this.inboxLoaded, more: this.inboxCursor !== null };
+  }
+
+  /** null while nothing is known about the user. */
+  isOnline(userId: number): boolean | null {
+    return this.online.get(userId) ?? null;
+  }
+
+  hasBlocked(userId: number): boolean {
+    return this.blockedByMe.has(userId);
+  }
+
+  canMessage(userId: number): boolean {
+    return !this.messagingBlocked.has(userId);
+  }
+
+  openConversationId(): number | null {
+    return this.openId;
+  }
+
+  /** The other person of a direct conversation. */
+  partner(conversation: Conversation): User | null {
+    if (conversation.type !== 'direct') return null;
+    return conversation.participants_preview.find((p) => p.id !== this.me.id) ?? null;
+  }
+
+  displayName(user: { id: number; name: string }): string {
+    return user.name.trim() || `User ${user.id}`;
+  }
+
+  title(conversation: Conversation): string {
+    if (conversation.type === 'group') return conversation.name ?? 'Group';
+    const partner = this.partner(conversation);
+    return partner ? this.displayName(partner) : 'Direct conversation';
+  }
+
+  /** A participant's name by id, from what the previews show. */
+  nameOf(userId: number, conversation?: Conversation): string {
+    if (userId === this.me.id) return this.me.name;
+    const sources = conversation ? [conversation, ...this.byId.values()] : [...this.byId.values()];
+    for (const c of sources) {
+      const found = c.participants_preview.find((p) => p.id === userId);
+      if (found) return this.displayName(found);
+    }
+    return `User ${userId}`;
+  }
+
+  // ---- navigation ------------------------------------------------------------------------------------------
+
+  /** Shows a conversation (null: the inbox alone), optionally scrolled to one message. */
+  open(id: number | null, messageId?: number): void {
+    if (id === this.openId && messageId === undefined) return;
+    this.openId = id;
+    this.emit({ kind: 'open', id, messageId });
+  }
+
+  // ---- conversations ---------------------------------------------------------------------------------------
+
+  /** The first inbox page (reset: again, after a reconnect), or the next one. */
+  async loadInbox(reset = false): Promise<void> {
+    const cursor = !reset && this.inboxCursor ? `&cursor=${encodeURIComponent(this.inboxCursor)}` : '';
+    let page: Paged<Conversation>;
+    try {
+      page = await this.api.get<Paged<Conversation>>(`/conversations?limit=${INBOX_PAGE}${cursor}`);
+    } catch (err) {
+      if ((err as ApiError).status !== 401) toast(describeError(err));
+      return;
+    }
+    const first = !this.inboxLoaded;
+    if (!reset || first) this.inboxCursor = page.meta.next_cursor;
+    for (const conversation of page.data) this.upsertConversation(conversation, false);
+    this.inboxLoaded = true;
+    if (first) {
+      if (this.me.name === `User ${this.me.id}`) {
+        // The token had no name: take it from a conversation preview.
+        const found = page.data.flatMap((c) => c.participants_preview).find((p) => p.id === this.me.id && p.name.trim());
+        if (found) this.me.name = found.name;
+      }
+      void this.refreshPresence(this.inbox().map((c) => this.partner(c)?.id).filter((id): id is number => id !== undefined));
+    }
+    this.emit({ kind: 'inbox' });
+  }
+
+  /** A conversation from an event or an HTTP answer (`announce`: false while a page of the inbox is taken in). */
+  upsertConversation(incoming: Conversation, announce = true): void {
+    const previous = this.byId.get(incoming.id);
+    // InboxUpdated carries only the v1 keys: keep the HTTP-only ones (mute, mention count) we know.
+    const conversation: Conversation = {
+      ...incoming,
+      muted: incoming.muted ?? previous?.muted ?? false,
+      muted_until: incoming.muted_until !== undefined ? incoming.muted_until : (previous?.muted_until ?? null),
+      unread_mention_count: incoming.unread_mention_count ?? (incoming.unread_count === 0 ? 0 : (previous?.unread_mention_count ?? 0)),
+    };
+    // A new unread message that names me (InboxUpdated has no mention count): ask for the conversation's count.
+    const last = incoming.last_message;
+    if (
+      incoming.unread_mention_count === undefined &&
+      previous &&
+      incoming.unread_count > previous.unread_count &&
+      last?.sender.id !== this.me.id &&
+      last?.body?.includes(`@${this.displayName(this.me)}`)
+    ) {
+      void this.refreshConversation(incoming.id);
+    }
+    this.byId.set(conversation.id, conversation);
+    const times = [conversation.created_at, conversation.last_message?.created_at].filter(Boolean).map((t) => Date.parse(t as string));
+    this.activity.set(conversation.id, Math.max(this.activity.get(conversation.id) ?? 0, ...times));
+    if (!previous && this.inboxLoaded) {
+      // A new direct partner: their online dot.
+      const partner = this.partner(conversation);
+      if (partner && !this.online.has(partner.id)) void this.refreshPresence([partner.id]);
+    }
+    if (announce) this.emit({ kind: 'conversation', id: conversation.id, conversation });
+  }
+
+  /** Changes one conversation locally (this tab gets no events for its own requests). */
+  patchConversation(id: number, changes: Partial<Conversation>): void {
+    const current = this.byId.get(id);
+    if (current) this.upsertConversation({ ...current, ...changes });
+  }
+
+  /** Re-reads one conversation after a change whose events skipped this tab; gone (404) means removed. */
+  async refreshConversation(id: number): Promise<void> {
+    try {
+      const { data } = await this.api.get<{ data: Conversation }>(`/conversations/${id}`);
+      this.upsertConversation(data);
+    } catch (err) {
+      if ((err as ApiError).status === 404) this.removeConversation(id);
+      else toast(describeError(err));
+    }
+  }
+
+  /** The conversation went away; `notice` says why to whoever shows it. */
+  removeConversation(id: number, notice?: string): void {
+    this.byId.delete(id);
+    this.activity.delete(id);
+    this.realtime.leaveConversation(id);
+    this.emit({ kind: 'conversation', id, conversation: null, notice });
+    if (this.openId === id) {
+      this.openId = null;
+      this.emit({ kind: 'open', id: null, notice: notice ?? 'This conversation is no longer available.' });
+    }
+  }
+
+  /** A message this tab sent: the inbox entry moves up with it. */
+  noteOwnMessage(message: Message): void {
+    this.patchConversation(message.conversation_id, { last_message: message, updated_at: message.created_at });
+  }
+
+  // ---- presence --------------------------------------------------------------------------------------------
+
+  async refreshPresence(userIds: number[]): Promise<void> {
+    const ids = [...new Set(userIds)];
+    for (let i = 0; i < ids.length; i += 100) {
+      try {
+        const { data } = await this.api.get<{ data: Presence[] }>(`/presence?user_ids=${ids.slice(i, i + 100).join(',')}`);
+        for (const p of data) this.online.set(p.user_id, p.is_online);
+      } catch {
+        /* someone no longer shares a conversation (403): their dot stays as it was */
+      }
+    }
+    this.emit({ kind: 'presence' });
+  }
+
+  setOnline(userId: number, online: boolean): void {
+    this.online.set(userId, online);
+    this.emit({ kind: 'presence' });
+  }
+
+  // ---- blocks ----------------------------------------------------------------------------------------------
+
+  async loadBlocks(): Promise<void> {
+    try {
+      const result = await this.api.get<{ data: User[]; messaging_blocked_user_ids: number[] }>('/blocks');
+      this.blockedByMe.clear();
+      for (const user of result.data) this.blockedByMe.add(user.id);
+      this.messagingBlocked = new Set(result.messaging_blocked_user_ids);
+      this.emit({ kind: 'blocks' });
+    } catch {
+      /* shown where it matters: a send answers 403 blocked */
+    }
+  }
+
+  /** After POST /blocks or DELETE /blocks/{id} (from this tab, or a UserBlockChanged from another). */
+  applyBlocks(messagingBlocked: number[], change?: { userId: number; blocked: boolean }): void {
+    this.messagingBlocked = new Set(messagingBlocked);
+    if (change?.blocked) this.blockedByMe.add(change.userId);
+    else if (change) this.blockedByMe.delete(change.userId);
+    this.emit({ kind: 'blocks' });
+  }
+}
