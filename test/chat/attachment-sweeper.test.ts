@@ -118,6 +118,37 @@ for (const database of DATABASES) {
         assert.equal(ran.ran, true);
         assert.ok(ran.unsent.count >= 1);
       });
+
+      test('a send of an upload the sweeper is deleting at that moment is 422, not a 500, and fails no other send', async () => {
+        const db = app.app.chat.db;
+        const [alice, bob] = newUsers(2);
+        const conv = await direct(app, alice, bob);
+        const stale = (await upload(app, alice, 'about to be swept', 'late.txt')).body.data as { id: number };
+        let sending: Promise<{ status: number; body: any }> | undefined;
+        let other: Promise<{ status: number; body: any }> | undefined;
+        // What a sweep pass does with an unsent upload, held open while Alice sends it (and Bob sends something
+        // else to the same conversation, likely in the same batch).
+        await db.transaction().execute(async (trx) => {
+          await sql`select id from attachments where id = ${stale.id} for update skip locked`.execute(trx);
+          sending = app.request(alice, 'POST', `/conversations/${conv}/messages`, { attachment_id: stale.id, body: 'at last' });
+          other = app.request(bob, 'POST', `/conversations/${conv}/messages`, { body: 'unrelated' });
+          // Let the sends reach the database and wait there.
+          for (let i = 0; i < 50; i++) {
+            const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+              where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+            if (rows[0]!.n > 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          await sql`update messages set attachment_id = null where attachment_id = ${stale.id}`.execute(trx);
+          await sql`delete from attachments where id = ${stale.id}`.execute(trx);
+        });
+        const refused = await sending!;
+        assert.equal(refused.status, 422, JSON.stringify(refused.body));
+        assert.equal(refused.body.code, 'validation_failed');
+        assert.ok(refused.body.errors.attachment_id, JSON.stringify(refused.body));
+        const unrelated = await other!;
+        assert.equal(unrelated.status, 201, JSON.stringify(unrelated.body));
+      });
     }
   });
 }

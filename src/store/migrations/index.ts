@@ -7,6 +7,7 @@ import * as search from './004_search.js';
 import * as outbox from './005_outbox.js';
 import * as pushSubscriptions from './006_push_subscriptions.js';
 import * as attachmentsAtScale from './007_attachments_at_scale.js';
+import * as sendLocksAttachments from './009_send_locks_attachments.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '005_outbox': outbox,
   '006_push_subscriptions': pushSubscriptions,
   '007_attachments_at_scale': attachmentsAtScale,
+  '009_send_locks_attachments': sendLocksAttachments,
 };
 
 export const migrationProvider: MigrationProvider = {
