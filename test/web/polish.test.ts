@@ -121,6 +121,22 @@ describe('web client: details', { skip }, () => {
     await alice.setViewportSize({ width: 1180, height: 760 });
   });
 
+  test('emoji in a message draw with the colour emoji font, not a text font’s black-and-white glyph', async () => {
+    await say(bob, 'Love it 😍');
+    const node = await bob.locator('#message-list .body', { hasText: 'Love it' }).last().elementHandle();
+    // The fonts Chromium really used for the element's text, from the DevTools protocol.
+    const cdp = await bob.context().newCDPSession(bob);
+    const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
+    const id = await node!.evaluate((el) => (el.id = 'emoji-probe'));
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: `#${id}` });
+    await cdp.send('CSS.enable');
+    const { fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId });
+    const emojiFont = fonts.find((f) => /emoji/i.test(f.familyName));
+    assert.ok(emojiFont, `an emoji font drew the emoji: ${JSON.stringify(fonts)}`);
+    assert.equal(fonts.filter((f) => !/emoji/i.test(f.familyName)).reduce((n, f) => n + f.glyphCount, 0), 'Love it '.length, 'the text font drew only the words');
+    await cdp.detach();
+  });
+
   test('dark mode follows prefers-color-scheme', async () => {
     await bob.emulateMedia({ colorScheme: 'dark' });
     const css = await bob.evaluate(() => ({
