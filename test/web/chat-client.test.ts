@@ -362,6 +362,9 @@ describe('web client in Chromium', { skip }, () => {
     assert.equal(await phone.locator('.thread-pane').isVisible(), false, 'the conversation pane is hidden on the inbox screen');
     await phone.mouse.move(0, PHONE.height - 1);
     await phone.screenshot({ path: screenshotPath('inbox.png') });
+    await phone.emulateMedia({ colorScheme: 'dark' });
+    await phone.screenshot({ path: screenshotPath('inbox-dark.png') });
+    await phone.emulateMedia({ colorScheme: 'light' });
 
     await item(phone, 'Erik Sato').click();
     await seeText(phone.locator('#thread-title'), 'Erik Sato');
@@ -376,9 +379,13 @@ describe('web client in Chromium', { skip }, () => {
     await seeText(alice.locator('#thread-title'), 'Bob');
     await message(bob, 'Our logo').hover();
     await message(bob, 'Our logo').getByRole('button', { name: 'Reply message from Alice' }).click();
-    await bob.locator('#composer-input').fill('Love the new logo!');
+    await bob.locator('#composer-input').fill('Love the new logo! 😍');
     await bob.locator('#composer-input').press('Enter');
     await seeText(message(alice, 'Love the new logo!').locator('.reply-quote'), 'Our logo');
+    await message(bob, 'Our logo').hover();
+    await message(bob, 'Our logo').getByRole('button', { name: 'React to message from Alice' }).click();
+    await bob.getByRole('button', { name: 'React with 🎉' }).click();
+    await message(alice, 'Our logo').locator('.reaction').waitFor();
     await alice.locator('#composer-input').fill('Thanks! It ships with the next release.');
     await alice.locator('#composer-input').press('Enter');
     await seeText(message(alice, 'Thanks! It ships with the next release.').locator('.receipt'), 'Seen');
@@ -389,6 +396,9 @@ describe('web client in Chromium', { skip }, () => {
     await alice.mouse.move(0, DESKTOP.height - 1);
     await alice.locator('#composer-input').focus();
     await alice.screenshot({ path: screenshotPath('conversation.png') });
+    await alice.emulateMedia({ colorScheme: 'dark' });
+    await alice.screenshot({ path: screenshotPath('conversation-dark.png') });
+    await alice.emulateMedia({ colorScheme: 'light' });
   });
 
   test('no errors in the pages', () => {
