@@ -23,23 +23,27 @@ import { createNotifications } from './notifications/index.js';
 import { outboxMetrics } from './notifications/metrics.js';
 import { createOutboxWorker, type OutboxWorker } from './notifications/outbox-worker.js';
 import { loadWebhookSecret, webhookDeliverer } from './notifications/webhooks.js';
-import { createPusherApiBackend, type Cluster, type PusherApiBackend } from './realtime/api-backend.js';
-import { createWebhookSender } from './realtime/webhooks.js';
-import { pusherHttpFanout, type PusherHttpFanout } from './realtime/fanout/pusher-http.js';
-import { redisSharedOccupancy } from './realtime/fanout/redis-occupied.js';
-import { redisSharedPresence } from './realtime/fanout/redis-presence.js';
-import { redisAuthorizationLedger, redisFanout, type FanoutStats } from './realtime/fanout/redis.js';
-import { redisForApp, upgradeRouter } from './realtime/apps.js';
 import {
   LOCAL_PRESENCE,
   PONG_TIMEOUT_SECONDS,
   REMEMBER_TTL_MS,
   RememberedSubscribers,
-  createRealtimeServer,
-  type RealtimeServer,
+  channelAuth,
+  createRealtimeNode,
+  createWebhookSender,
+  localBroker,
+  pusherHttpFanout,
+  redisAuthorizationLedger,
+  redisBroker,
+  redisForApp,
+  redisPresence,
+  upgradeRouter,
+  userAuth,
+  type AuthorizationLedger,
+  type PusherHttpFanout,
+  type RealtimeNode,
   type RealtimeStats,
 } from './realtime/index.js';
-import { channelAuth, userAuth } from './realtime/pusher/signature.js';
 import { localDiskStorage, s3Storage, type AttachmentStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
 import { openRedis, type RedisConnections } from './store/redis.js';
@@ -49,7 +53,7 @@ export interface App {
   readonly http: Awaited<ReturnType<typeof buildHttpApp>>;
   readonly database: Database;
   readonly redis: RedisConnections | null;
-  readonly realtime: RealtimeServer | null;
+  readonly realtime: RealtimeNode | null;
   readonly chat: ChatContext;
   /** Deletes unsent uploads and files of deleted messages, one pass a minute once listening (one node at a time). */
   readonly attachmentSweeper: AttachmentSweeper;
@@ -128,14 +132,13 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // BROADCAST_APPS_FILE: further apps on the same port, each isolated (src/realtime/apps.ts).
   const otherApps = defaultApp ? await Promise.all(config.broadcast.apps.map((app) => startPusherApp(config, redis, nodeId, logger, { ...app, chat: false }))) : [];
   const realtime = defaultApp?.realtime ?? null;
-  let fanout: Fanout = defaultApp?.fanout ?? logFanout(logger.child({ component: 'broadcast' }));
-  const cluster = defaultApp?.cluster;
+  let fanout: Fanout = realtime ?? logFanout(logger.child({ component: 'broadcast' }));
 
   const metrics = createMetrics({
     realtime: () => (defaultApp ? sumStats([defaultApp, ...otherApps].map((app) => app.realtime.stats())) : null),
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
-    clusterReceived: () => (redis && defaultApp ? [defaultApp, ...otherApps].reduce((sum, app) => sum + (app.clusterStats?.().received ?? 0), 0) : null),
+    clusterReceived: () => (redis && defaultApp ? [defaultApp, ...otherApps].reduce((sum, app) => sum + app.realtime.stats().clusterReceived, 0) : null),
   });
   // BROADCAST_DRIVER=pusher: no socket server here; events go to the external server's HTTP API.
   let pusherHttp: PusherHttpFanout | null = null;
@@ -203,7 +206,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       channels: {
         async authorize(socketId, channelName, actor) {
           // Recorded before the answer goes out, so the subscribe that follows finds it on any node.
-          await realtime?.rememberSubscriber(socketId, channelName, String(actor.userId));
+          await defaultApp?.authorizations.remember(socketId, channelName, String(actor.userId));
           return channelAuth(signing.key, signing.secret, socketId, channelName);
         },
         authenticateUser(socketId, actor) {
@@ -214,7 +217,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       metrics,
       push: push.settings,
       // The Pusher HTTP API: its events reach every node through the fan-out, its channel info covers every node.
-      pusherApi: defaultApp ? [defaultApp, ...otherApps].map(({ id, key, secret, api }) => ({ id, key, secret, backend: api })) : undefined,
+      pusherApi: defaultApp ? [defaultApp, ...otherApps].map(({ id, key, secret, realtime: backend }) => ({ id, key, secret, backend })) : undefined,
       readiness: {
         database: () => database.ping(),
         ...(redis ? { redis: async () => void (await redis.commands.ping()) } : {}),
@@ -280,17 +283,14 @@ function createAttachmentStorage(config: Config): AttachmentStorage {
   return config.storage.driver === 's3' ? s3Storage(config.storage.s3) : localDiskStorage(join(config.dataDir, 'attachments'));
 }
 
-/** One Pusher app of the built-in server: its realtime server, how its events reach every node, its HTTP API. */
+/** One Pusher app of the built-in server: its realtime node (also its HTTP API's backend) and its authorization store. */
 interface PusherApp {
   readonly id: string;
   readonly key: string;
   readonly secret: string;
-  readonly realtime: RealtimeServer;
-  readonly fanout: Fanout;
-  readonly cluster: Cluster | undefined;
-  /** With Redis: what this node received from the others for this app's channels. */
-  readonly clusterStats: (() => FanoutStats) | undefined;
-  readonly api: PusherApiBackend;
+  readonly realtime: RealtimeNode;
+  /** Where the HTTP auth endpoint records whose subscription a signature is for (the node claims it on subscribe). */
+  readonly authorizations: AuthorizationLedger;
 }
 
 /**
@@ -307,7 +307,8 @@ async function startPusherApp(
   const { broadcast } = config;
   const redis = deploymentRedis && (app.chat ? deploymentRedis : redisForApp(deploymentRedis, app.id));
   const appLogger = app.chat ? logger : logger.child({ app: app.id });
-  const realtime = createRealtimeServer({
+  const authorizations = redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : new RememberedSubscribers(REMEMBER_TTL_MS);
+  const realtime = await createRealtimeNode({
     appKey: app.key,
     appSecret: app.secret,
     activityTimeoutSeconds: broadcast.activityTimeoutSeconds,
@@ -323,20 +324,22 @@ async function startPusherApp(
     serverOwnedChannelPrefixes: app.chat ? [CHAT_CHANNEL_PREFIX] : [],
     // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
     revocableChannelPrefixes: app.chat && broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
-    // With Redis, presence members and (for the webhooks) each channel_occupied/channel_vacated are decided once per cluster.
-    presence: redis ? { kind: 'shared', members: redisSharedPresence(redis, nodeId), occupancy: redisSharedOccupancy(redis, nodeId) } : LOCAL_PRESENCE,
-    authorizations: redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : new RememberedSubscribers(REMEMBER_TTL_MS),
+    // With Redis: events reach only the nodes subscribed to their channel; presence members and (for the
+    // webhooks) each channel_occupied/channel_vacated are decided once per cluster.
+    broker: redis ? redisBroker(redis, nodeId, appLogger.child({ component: 'fanout' })) : localBroker(),
+    presence: redis ? redisPresence(redis, nodeId) : LOCAL_PRESENCE,
+    authorizations,
     webhooks: app.webhookUrls.length > 0 ? createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }) : null,
     logger: appLogger.child({ component: 'realtime' }),
   });
-  if (redis === null) {
-    return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: realtime, cluster: undefined, clusterStats: undefined, api: createPusherApiBackend(realtime, realtime) };
-  }
-  const shared = redisFanout(redis, realtime, nodeId, appLogger.child({ component: 'fanout' }));
-  await shared.start();
-  return { id: app.id, key: app.key, secret: app.secret, realtime, fanout: shared, cluster: shared, clusterStats: shared.stats, api: createPusherApiBackend(realtime, shared, shared) };
+  return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations };
 }
 
 function sumStats(all: readonly RealtimeStats[]): RealtimeStats {
-  return all.reduce((sum, s) => ({ connections: sum.connections + s.connections, channels: sum.channels + s.channels, subscriptions: sum.subscriptions + s.subscriptions }));
+  return all.reduce((sum, s) => ({
+    connections: sum.connections + s.connections,
+    channels: sum.channels + s.channels,
+    subscriptions: sum.subscriptions + s.subscriptions,
+    clusterReceived: sum.clusterReceived + s.clusterReceived,
+  }));
 }

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { EVENTS, channelsOf, type DomainEvent, type RevokeReason } from './catalog.js';
 
-/** Where frames go: the built-in socket server, other nodes, or an external Pusher server. */
+/** Where frames go: the built-in server's realtime node (which reaches every node through its broker), an external Pusher server, or the log. */
 export interface Fanout {
   /** `data` is the event's payload as JSON text (what the Pusher HTTP API carries), encoded once by the caller. */
   publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;

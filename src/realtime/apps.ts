@@ -1,11 +1,13 @@
 // Several Pusher apps on one built-in server (BROADCAST_APPS_FILE): each app is a realtime server of its
-// own (channels, presence, limits, client-event switch, webhooks), so nothing of one can reach another.
+// own (a realtime node: channels, presence, limits, client-event switch, webhooks), so nothing of one can reach another.
 // What they share is the port: a socket goes to the app whose key its path names, an HTTP API request to
 // the app whose id it names; with Redis each app's keys and topics live under a prefix of their own.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RedisConnections } from '../store/redis.js';
-import type { RealtimeServer } from './index.js';
+import type { RealtimeNode } from './node.js';
+
+type Upgradable = Pick<RealtimeNode, 'handleUpgrade'>;
 
 /** The same Redis connections, with every key and topic of one app under `{prefix}app:{id}:`. */
 export function redisForApp(redis: RedisConnections, appId: string): RedisConnections {
@@ -23,8 +25,8 @@ export function redisForApp(redis: RedisConnections, appId: string): RedisConnec
  * the default app's server, which answers it (an unknown key with pusher:error 4001, another path with 404).
  */
 export function upgradeRouter(
-  defaultApp: RealtimeServer,
-  byKey: ReadonlyMap<string, RealtimeServer>,
+  defaultApp: Upgradable,
+  byKey: ReadonlyMap<string, Upgradable>,
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   if (byKey.size === 0) return (req, socket, head) => defaultApp.handleUpgrade(req, socket, head);
   return (req, socket, head) => {

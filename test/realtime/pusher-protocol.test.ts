@@ -119,7 +119,7 @@ describe('pusher:* events', () => {
     const a = await RawClient.established(h.url());
     const b = await RawClient.established(h.url());
     for (const { client, socketId } of [a, b]) {
-      client.subscribe('private-room', h.rt.authorize(socketId, 'private-room'));
+      client.subscribe('private-room', h.authorize(socketId, 'private-room'));
       assert.equal(await client.next(), succeeded('private-room'));
     }
     a.client.send({ event: 'client-typing', channel: 'private-room', data: { typing: true } });
@@ -147,7 +147,7 @@ describe('subscriptions', () => {
     const h = await start();
     const { client, socketId } = await RawClient.established(h.url());
     const channel = 'private-chat.user.7';
-    const auth = h.rt.authorize(socketId, channel);
+    const auth = h.authorize(socketId, channel);
     assert.match(auth, new RegExp(`^${APP_KEY}:[0-9a-f]{64}$`));
     client.subscribe(channel, auth);
     assert.equal(await client.next(), succeeded(channel));
@@ -169,9 +169,9 @@ describe('subscriptions', () => {
     const h = await start();
     const a = await RawClient.established(h.url());
     const b = await RawClient.established(h.url());
-    b.client.subscribe('private-chat.user.7', h.rt.authorize(a.socketId, 'private-chat.user.7'));
+    b.client.subscribe('private-chat.user.7', h.authorize(a.socketId, 'private-chat.user.7'));
     assert.equal(JSON.parse(await b.client.next()).event, 'pusher:subscription_error');
-    a.client.subscribe('private-chat.user.7', h.rt.authorize(a.socketId, 'private-chat.user.8'));
+    a.client.subscribe('private-chat.user.7', h.authorize(a.socketId, 'private-chat.user.8'));
     assert.equal(JSON.parse(await a.client.next()).event, 'pusher:subscription_error');
     a.client.subscribe('private-chat.user.7');
     assert.equal(JSON.parse(await a.client.next()).event, 'pusher:subscription_error');
@@ -184,7 +184,7 @@ describe('subscriptions', () => {
     assert.equal(await client.next(), succeeded('news'));
     client.subscribe('news');
     assert.equal(await client.next(), succeeded('news'));
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0 });
   });
 
   test('an invalid channel name is refused with subscription_error 400', async () => {
@@ -224,11 +224,11 @@ describe('subscriptions', () => {
     const { client } = await RawClient.established(h.url());
     client.subscribe('news');
     await client.next();
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0 });
     client.ws.close();
     await client.closed;
     await waitFor(() => h.rt.stats().connections === 0);
-    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0 });
   });
 });
 
@@ -238,7 +238,7 @@ describe('publishing', () => {
     const channel = 'private-chat.conversation.1';
     const clients = await Promise.all([1, 2, 3].map(() => RawClient.established(h.url())));
     for (const { client, socketId } of clients) {
-      client.subscribe(channel, h.rt.authorize(socketId, channel));
+      client.subscribe(channel, h.authorize(socketId, channel));
       assert.equal(await client.next(), succeeded(channel));
     }
     const [sender, r1, r2] = clients;
@@ -288,10 +288,10 @@ describe('dropping a user', () => {
     const marker = 'private-chat.user.marker';
     const subscribeAs = async (userId: string) => {
       const c = await RawClient.established(h.url());
-      h.rt.rememberSubscriber(c.socketId, channel, userId);
-      c.client.subscribe(channel, h.rt.authorize(c.socketId, channel));
+      h.authorizations.remember(c.socketId, channel, userId);
+      c.client.subscribe(channel, h.authorize(c.socketId, channel));
       assert.equal(await c.client.next(), succeeded(channel));
-      c.client.subscribe(marker, h.rt.authorize(c.socketId, marker));
+      c.client.subscribe(marker, h.authorize(c.socketId, marker));
       assert.equal(await c.client.next(), succeeded(marker));
       return c;
     };
@@ -314,8 +314,8 @@ describe('dropping a user', () => {
     const h = await start();
     const channel = 'private-chat.conversation.3';
     const { client, socketId } = await RawClient.established(h.url());
-    h.rt.rememberSubscriber(socketId, 'private-chat.conversation.other', 'alice'); // another channel
-    client.subscribe(channel, h.rt.authorize(socketId, channel));
+    h.authorizations.remember(socketId, 'private-chat.conversation.other', 'alice'); // another channel
+    client.subscribe(channel, h.authorize(socketId, channel));
     await client.next();
     h.rt.unsubscribeUser(channel, 'alice');
     h.rt.publish([channel], 'MessageSent', JSON.stringify({ id: 3 }));
@@ -398,7 +398,7 @@ describe('keepalive, limits and shutdown', () => {
     await client.next();
     await h.rt.close();
     assert.equal((await client.closed).code, 4200);
-    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0 });
     const late = new WebSocket(h.url());
     const [req, res] = (await once(late, 'unexpected-response')) as [ClientRequest, IncomingMessage];
     assert.equal(res.statusCode, 503);

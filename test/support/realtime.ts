@@ -17,8 +17,12 @@ import {
   PONG_TIMEOUT_SECONDS,
   REMEMBER_TTL_MS,
   RememberedSubscribers,
-  createRealtimeServer,
-  type RealtimeServer,
+  channelAuth,
+  createRealtimeNode,
+  localBroker,
+  type AuthorizationLedger,
+  type Occupancy,
+  type RealtimeNode,
   type RealtimeSettings,
 } from '../../src/realtime/index.js';
 import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
@@ -29,12 +33,30 @@ export const APP_KEY = 'test-key';
 export const APP_SECRET = 'test-secret';
 export const SOCKET_ID = /^\d+\.\d+$/;
 
+/** One channel's occupancy as the HTTP API reports it: sockets, and distinct users on presence channels. */
+export interface ChannelInfo {
+  readonly subscriptionCount: number;
+  readonly userCount?: number;
+}
+
 export interface Harness {
-  rt: RealtimeServer;
+  rt: RealtimeNode;
   port: number;
+  /** The node's authorization store: what the HTTP auth endpoint records before it answers. */
+  authorizations: AuthorizationLedger;
   /** A ws:// URL on this server; by default the one pusher-js connects to. */
   url(path?: string): string;
+  /** The signature a channel auth endpoint of the test app gives socketId for channel. */
+  authorize(socketId: string, channel: string): string;
+  /** From rt.occupancy: one channel's, undefined when nobody is subscribed. */
+  channelInfo(channel: string): Promise<ChannelInfo | undefined>;
+  /** From rt.occupancy: the occupied channels whose names start with prefix (all when omitted). */
+  channelList(prefix?: string): Promise<Map<string, ChannelInfo>>;
+  /** From rt.occupancy: the users present on a presence channel, in join order. */
+  presenceUserIds(channel: string): Promise<string[]>;
 }
+
+const infoOf = (o: Occupancy): ChannelInfo => (o.userIds ? { subscriptionCount: o.subscriptionCount, userCount: o.userIds.length } : { subscriptionCount: o.subscriptionCount });
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -66,6 +88,7 @@ export function testSettings(options: TestSettings = {}): RealtimeSettings {
     allowedOrigins: settingDefault('BROADCAST_ALLOWED_ORIGINS'),
     serverOwnedChannelPrefixes: [],
     revocableChannelPrefixes: [],
+    broker: localBroker(),
     presence: LOCAL_PRESENCE,
     authorizations: new RememberedSubscribers(REMEMBER_TTL_MS),
     webhooks: null,
@@ -82,7 +105,8 @@ export function testSettings(options: TestSettings = {}): RealtimeSettings {
 
 /** A realtime server with the test app key and secret (plus `options`) on a fresh port of 127.0.0.1. */
 export async function start(options: TestSettings = {}): Promise<Harness> {
-  const rt = createRealtimeServer(testSettings(options));
+  const settings = testSettings(options);
+  const rt = await createRealtimeNode(settings);
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   server.on('upgrade', (req, socket, head) => {
     if (!rt.handleUpgrade(req, socket, head)) socket.destroy();
@@ -95,7 +119,21 @@ export async function start(options: TestSettings = {}): Promise<Harness> {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  return { rt, port, url: (path = `/app/${APP_KEY}?protocol=7&client=js&version=8.6.0`) => `ws://127.0.0.1:${port}${path}` };
+  return {
+    rt,
+    port,
+    authorizations: settings.authorizations,
+    url: (path = `/app/${APP_KEY}?protocol=7&client=js&version=8.6.0`) => `ws://127.0.0.1:${port}${path}`,
+    authorize: (socketId, channel) => channelAuth(APP_KEY, APP_SECRET, socketId, channel),
+    async channelInfo(channel) {
+      const o = (await rt.occupancy({ channel })).get(channel);
+      return o && infoOf(o);
+    },
+    async channelList(prefix = '') {
+      return new Map([...(await rt.occupancy({ prefix }))].map(([channel, o]) => [channel, infoOf(o)]));
+    },
+    presenceUserIds: async (channel) => (await rt.occupancy({ channel })).get(channel)?.userIds ?? [],
+  };
 }
 
 /** A raw client that keeps every text frame in order, so tests can assert exact JSON. */
@@ -179,12 +217,12 @@ export const pusherError = (code: number, message: string): string =>
 export const subscriptionError = (channel: string, type: string, error: string, status: number): string =>
   `{"event":"pusher:subscription_error","channel":${JSON.stringify(channel)},"data":{"type":${JSON.stringify(type)},"error":${JSON.stringify(error)},"status":${status}}}`;
 
-/** A pusher-js client on the harness; by default private channels are signed with rt.authorize. */
+/** A pusher-js client on the harness; by default private channels are signed with h.authorize. */
 export function pusherClient(h: Harness, options: Partial<PusherOptions> = {}, key = APP_KEY): PusherClient {
   const client = new Pusher(key, {
     ...localPusherOptions(h.port),
     channelAuthorization: {
-      customHandler: (params, callback) => callback(null, { auth: h.rt.authorize(params.socketId, params.channelName) }),
+      customHandler: (params, callback) => callback(null, { auth: h.authorize(params.socketId, params.channelName) }),
     },
     ...options,
   });
@@ -199,9 +237,9 @@ export function connected(client: PusherClient): Promise<void> {
 }
 
 /** Polls `condition` every 10 ms; fails after timeoutMs. For state the server reaches after a socket event. */
-export async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

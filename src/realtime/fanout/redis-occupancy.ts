@@ -1,12 +1,11 @@
 // Channel occupancy over every node (the Pusher HTTP API's channel info, channel list and presence users):
-// a request on one Redis topic, which every node subscribes to, and a reply topic per node. PUBLISH returns
-// how many subscribers got the request, so the asking node knows how many answers to wait for; it waits at
+// a question on one Redis topic, which every node subscribes to, and a reply topic per node. PUBLISH returns
+// how many subscribers got the question, so the asking node knows how many answers to wait for; it waits at
 // most timeoutMs (a node that died a moment ago, or is stalled) and answers with what it has.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RedisConnections } from '../../store/redis.js';
-import { localOccupancy, mergeOccupancy, type OccupancyQuery, type OccupancyReport } from '../api-backend.js';
-import type { RealtimeServer } from '../index.js';
+import { mergeOccupancy, type OccupancyQuery, type OccupancyReport } from '../api-backend.js';
 
 /** How long a query waits for the other nodes' answers. */
 export const OCCUPANCY_TIMEOUT_MS = 1_000;
@@ -32,26 +31,34 @@ interface Pending {
 
 export interface RedisOccupancy {
   start(): Promise<void>;
-  occupancy(query: OccupancyQuery): Promise<OccupancyReport>;
+  /** The other nodes' occupancy for `query`, merged in the order they answer. */
+  survey(query: OccupancyQuery): Promise<OccupancyReport>;
 }
 
-export function redisOccupancy(redis: RedisConnections, local: RealtimeServer, node: string, logger: Logger, timeoutMs = OCCUPANCY_TIMEOUT_MS): RedisOccupancy {
+/** `answer`: this node's own occupancy, sent to a node that asks. */
+export function redisOccupancy(
+  redis: RedisConnections,
+  node: string,
+  answer: (query: OccupancyQuery) => OccupancyReport,
+  logger: Logger,
+  timeoutMs = OCCUPANCY_TIMEOUT_MS,
+): RedisOccupancy {
   const requests = `${redis.prefix}occupancy`;
   const repliesTo = (nodeId: string) => `${redis.prefix}occupancy-reply:${nodeId}`;
   const pending = new Map<string, Pending>();
 
-  function answer(request: Request): void {
-    const report = localOccupancy(local, request.query);
-    const reply: Reply = { id: request.id, channels: [...report].map(([channel, o]) => (o.userIds ? [channel, o.subscriptionCount, o.userIds] : [channel, o.subscriptionCount])) };
-    redis.commands.publish(repliesTo(request.from), JSON.stringify(reply)).catch((err: unknown) => {
+  function reply(request: Request): void {
+    const report = answer(request.query);
+    const message: Reply = { id: request.id, channels: [...report].map(([channel, o]) => (o.userIds ? [channel, o.subscriptionCount, o.userIds] : [channel, o.subscriptionCount])) };
+    redis.commands.publish(repliesTo(request.from), JSON.stringify(message)).catch((err: unknown) => {
       logger.warn({ err: (err as Error).message }, 'occupancy reply failed');
     });
   }
 
-  function receive(reply: Reply): void {
-    const waiting = pending.get(reply.id);
+  function receive(message: Reply): void {
+    const waiting = pending.get(message.id);
     if (waiting === undefined) return; // too late
-    const theirs: OccupancyReport = new Map(reply.channels.map(([channel, subscriptionCount, userIds]) => [channel, userIds ? { subscriptionCount, userIds } : { subscriptionCount }]));
+    const theirs: OccupancyReport = new Map(message.channels.map(([channel, subscriptionCount, userIds]) => [channel, userIds ? { subscriptionCount, userIds } : { subscriptionCount }]));
     mergeOccupancy(waiting.report, theirs);
     waiting.received++;
     if (waiting.expected !== undefined && waiting.received >= waiting.expected) waiting.done();
@@ -68,14 +75,14 @@ export function redisOccupancy(redis: RedisConnections, local: RealtimeServer, n
           return;
         }
         if (topic === repliesTo(node)) receive(message as Reply);
-        else if ((message as Request).from !== node) answer(message as Request);
+        else if ((message as Request).from !== node) reply(message as Request);
       });
       await redis.subscriber.subscribe(requests, repliesTo(node));
     },
 
-    async occupancy(query) {
+    async survey(query) {
       const id = randomUUID();
-      const report = localOccupancy(local, query);
+      const report: OccupancyReport = new Map();
       let timer: NodeJS.Timeout | undefined;
       const settled = new Promise<void>((resolve) => {
         const entry: Pending = { report, received: 0, expected: undefined, done: resolve };
@@ -83,7 +90,7 @@ export function redisOccupancy(redis: RedisConnections, local: RealtimeServer, n
         timer = setTimeout(resolve, timeoutMs);
       });
       try {
-        // Counts this node too: it receives its own request and ignores it.
+        // Counts this node too: it receives its own question and ignores it.
         const receivers = await redis.commands.publish(requests, JSON.stringify({ from: node, id, query } satisfies Request));
         const entry = pending.get(id)!;
         entry.expected = Math.max(0, receivers - 1);

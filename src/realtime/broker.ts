@@ -1,0 +1,53 @@
+// The broker: how a node's publications reach a channel's subscribers on every node, and how orders and
+// occupancy questions reach the other nodes (Centrifuge's Broker; presence has a store of its own,
+// shared-presence.ts). The node hands its publications to the broker and receives every publication back
+// through its handler, its own included: local delivery is the broker's callback. Two drivers:
+// fanout/local.ts (one node: the callback at once, nothing else) and fanout/redis.ts (the callback at once
+// for this node, and per-channel Redis topics for the nodes that have subscribers of the channel).
+//
+// Delivery is at-most-once: a publication that cannot be handed on is logged and dropped; clients recover
+// what they missed over HTTP.
+import type { OccupancyQuery, OccupancyReport } from './api-backend.js';
+
+/** What travels on a channel: an event (each node builds the frame) or a ready frame (a client event, a presence change). */
+export type Publication =
+  | { readonly kind: 'event'; readonly event: string; readonly data: string; readonly exceptSocketId?: string }
+  | { readonly kind: 'frame'; readonly frame: string; readonly exceptSocketId?: string };
+
+/** An order for every node: drop a user's subscriptions to a channel, or close a user's signed-in sockets. */
+export type NodeCommand =
+  | { readonly kind: 'unsubscribe'; readonly channel: string; readonly userId: string }
+  | { readonly kind: 'terminate'; readonly userId: string };
+
+/** What a broker calls on the node it serves. */
+export interface BrokerHandler {
+  /** A publication for this node's subscribers of `channels`, from this node or another. */
+  publication(channels: readonly string[], publication: Publication): void;
+  /** An order from another node. */
+  command(command: NodeCommand): void;
+  /** Another node asks for this node's occupancy of the channels a query covers. */
+  occupancy(query: OccupancyQuery): OccupancyReport;
+}
+
+export interface Broker {
+  /** Connects the node: from now on publications, orders and questions reach `handler`. Called once, before any socket. */
+  start(handler: BrokerHandler): Promise<void>;
+  /**
+   * To each channel's subscribers on every node, except the socket exceptSocketId: this node's at once (the
+   * handler is called before this returns), the other nodes' through the broker. Never rejects.
+   */
+  publish(channels: readonly string[], publication: Publication): void | Promise<void>;
+  /**
+   * This node's first subscriber of `channel`: the other nodes' publications to it are wanted. Returns what
+   * resolves once they flow (never rejects), or undefined when there is nothing to wait for.
+   */
+  subscribe(channel: string): Promise<void> | undefined;
+  /** This node's last subscriber of `channel` left: its publications are no longer wanted here. */
+  unsubscribe(channel: string): void;
+  /** An order to every other node (this node carries out its own). Rejects when it could not be sent. */
+  command(command: NodeCommand): Promise<void>;
+  /** The other nodes' occupancy for a query, merged (those that answer in time; empty on one node). */
+  survey(query: OccupancyQuery): Promise<OccupancyReport>;
+  /** Publications received from other nodes so far (for /metrics). */
+  received(): number;
+}

@@ -1,0 +1,368 @@
+// One realtime node (as Centrifuge's Node owns its Broker and PresenceManager): it owns this process's
+// channel registry and Pusher-protocol sockets, and is built from one settings object with the parts it is
+// handed: a broker (fanout/local.ts or fanout/redis.ts), a presence store (shared-presence.ts) and an
+// authorization store (remembered-subscribers.ts). What it offers is what reaches the whole cluster: publish,
+// unsubscribe a user, terminate a user's connections, occupancy. Local delivery is the broker's callback:
+// the node hands every publication to its broker and writes to its sockets what the broker hands back.
+// It knows nothing of chat.
+//
+// Delivery is at-most-once: a socket that is slow, closed or reconnecting misses events and recovers them
+// over HTTP.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Fanout } from '../events/broadcaster.js';
+import type { OccupancyQuery, OccupancyReport, PusherApiBackend } from './api-backend.js';
+import { mergeOccupancy } from './api-backend.js';
+import type { Broker, BrokerHandler, NodeCommand, Publication } from './broker.js';
+import { ChannelRegistry } from './channels.js';
+import { channelTypeOf } from './pusher/channel-types.js';
+import { batchSends } from './pusher/connection.js';
+import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
+import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
+import { PusherServer } from './pusher/server.js';
+import type { AuthorizationLedger } from './remembered-subscribers.js';
+import type { PresenceStore } from './shared-presence.js';
+import type { WebhookEvent, WebhookSender } from './webhooks.js';
+
+/**
+ * Everything a node is built from, every value given (the defaults live in the settings table,
+ * config/settings.ts, and reach here through the config): limits, switches and the parts it is handed.
+ */
+export interface RealtimeSettings {
+  readonly appKey: string;
+  readonly appSecret: string;
+  readonly activityTimeoutSeconds: number;
+  /** Silence allowed after our pusher:ping before closing with 4201 (PONG_TIMEOUT_SECONDS). */
+  readonly pongTimeoutSeconds: number;
+  /** Largest WebSocket frame a client may send. */
+  readonly maxMessageBytes: number;
+  /** Bytes waiting in one socket's send buffer before it is closed with 4100. */
+  readonly maxBufferedBytes: number;
+  /** Subscriptions one socket may hold; more are refused with subscription_error (429). */
+  readonly maxChannelsPerConnection: number;
+  /** Open sockets on this node; more are refused with 4100. */
+  readonly maxConnections: number;
+  /** Distinct users on one presence channel; more are refused with subscription_error (403). */
+  readonly maxPresenceMembers: number;
+  /** Origins allowed to open a socket (exact match, "*" for any); empty: any. */
+  readonly allowedOrigins: readonly string[];
+  /** client-* events (Echo's whisper): the switch, the rate per socket and the largest `data`. */
+  readonly clientEvents: { readonly enabled: boolean; readonly perSecond: number; readonly maxDataBytes: number };
+  /** Channels whose traffic belongs to the server (Parley's chat channels): client events there are refused. */
+  readonly serverOwnedChannelPrefixes: readonly string[];
+  /**
+   * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
+   * authorization recorded in the authorization store within the last REMEMBER_TTL_MS, so an old signature
+   * cannot be replayed after the user lost access.
+   */
+  readonly revocableChannelPrefixes: readonly string[];
+  /** How publications reach every node's subscribers: fanout/local.ts alone, fanout/redis.ts with others. */
+  readonly broker: Broker;
+  /** Presence members and channel occupancy: this node's registry (LOCAL_PRESENCE) or shared by the cluster. */
+  readonly presence: PresenceStore;
+  /**
+   * Pending channel authorizations (socket, channel) → user, written by the HTTP auth endpoint and claimed by
+   * the subscribe that follows: in memory for one node, shared with several.
+   */
+  readonly authorizations: AuthorizationLedger;
+  /** Pusher webhooks (channel_occupied, channel_vacated, member_added, member_removed, client_event), or none. */
+  readonly webhooks: WebhookSender | null;
+  readonly logger: Logger;
+}
+
+/** How long a socket may stay silent after our pusher:ping (Pusher's own figure; not a setting). */
+export const PONG_TIMEOUT_SECONDS = 30;
+
+/** How long an authorization waits for its subscribe before the authorization store forgets it. */
+export const REMEMBER_TTL_MS = 60_000;
+
+/** How often a node with shared presence heartbeats and removes dead nodes' members. */
+const PRESENCE_SWEEP_MS = 5_000;
+
+/** This node's sockets and subscriptions, and what it received from the other nodes (for /metrics). */
+export interface RealtimeStats {
+  connections: number;
+  channels: number;
+  subscriptions: number;
+  /** Publications received from other nodes through the broker. */
+  clusterReceived: number;
+}
+
+export interface RealtimeNode extends Fanout, PusherApiBackend {
+  /** Call from the http server's 'upgrade' event. Answers every upgrade (a path outside /app/ with HTTP 404) and returns true. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * Deliver one event to every socket subscribed to each channel (full channel names, e.g. 'private-chat.user.7')
+   * on every node, except the socket with exceptSocketId. `data` is the payload as JSON text (or any string, as the
+   * Pusher HTTP API allows); the frame is built once per channel, never per socket. This node's sockets have their
+   * frames when it returns; the promise settles once the other nodes' share is handed to the broker.
+   */
+  publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;
+  /**
+   * Runs fn, whose publishes are written to each socket in one write at its end: the events of one chat
+   * action (MessageSent and a member's InboxUpdated) cost a member's socket one syscall, not one each.
+   */
+  batch<T>(fn: () => T): T;
+  /**
+   * Drop every subscription of userId to channelName on every node (a member removed from a group stops
+   * receiving), and void the user's pending authorizations for it. Sends nothing to the client: pusher-js has
+   * no frame for a server-side unsubscribe, the app learns of the removal from its own event, and a later
+   * re-subscribe fails at the auth endpoint. Only subscriptions claimed from the authorization store are known
+   * to belong to a user.
+   */
+  unsubscribeUser(channelName: string, userId: string): Promise<void>;
+  /** Close every socket signed in (pusher:signin) as userId, on every node, with 4009 so pusher-js does not reconnect. */
+  terminateUserConnections(userId: string): Promise<void>;
+  /** The occupancy of the channels a query covers, over every node that answers in time. */
+  occupancy(query: OccupancyQuery): Promise<OccupancyReport>;
+  stats(): RealtimeStats;
+  /** Close every socket with the given code (default 4200, so clients reconnect) and stop accepting. */
+  close(code?: number): Promise<void>;
+}
+
+/** Builds a node and connects it to its broker; it accepts sockets once this resolves. */
+export async function createRealtimeNode(settings: RealtimeSettings): Promise<RealtimeNode> {
+  const { appKey, appSecret, broker } = settings;
+  if (appKey === '' || appSecret === '') throw new TypeError('realtime: appKey and appSecret are required');
+  for (const name of POSITIVE_SETTINGS) positive(name, settings[name]);
+  positive('clientEvents.perSecond', settings.clientEvents.perSecond);
+  positive('clientEvents.maxDataBytes', settings.clientEvents.maxDataBytes);
+  const logger = settings.logger.child({ component: 'realtime' });
+  const shared = settings.presence.kind === 'shared' ? settings.presence.members : undefined;
+  /** Shared leaves in flight: close() waits for them, so a shutdown announces every member it takes away. */
+  const pendingLeaves = new Set<Promise<unknown>>();
+  /** Channels whose publications from the other nodes are asked for but not yet flowing: their subscribers wait. */
+  const listening = new Map<string, Promise<void>>();
+  /** To a channel's subscribers on every node, except one socket: client events and presence changes. */
+  function deliver(channel: string, frame: string, exceptSocketId?: string): void {
+    void broker.publish([channel], exceptSocketId === undefined ? { kind: 'frame', frame } : { kind: 'frame', frame, exceptSocketId });
+  }
+  /** A channel occupied or vacated on this node: ask the broker for its publications, or stop asking. */
+  function brokerInterest(channel: string, occupied: boolean): void {
+    if (!occupied) {
+      listening.delete(channel);
+      return broker.unsubscribe(channel);
+    }
+    const flowing = broker.subscribe(channel);
+    if (flowing === undefined) return;
+    listening.set(channel, flowing);
+    void flowing.then(() => {
+      if (listening.get(channel) === flowing) listening.delete(channel);
+    });
+  }
+  const webhooks = settings.webhooks;
+  const webhook = webhooks ? (event: WebhookEvent): void => webhooks.enqueue(event) : undefined;
+  // Occupancy is counted across the cluster only for the webhooks that report it.
+  const occupancy = webhook && settings.presence.kind === 'shared' ? settings.presence.occupancy : undefined;
+  /** Occupancy changes, for the webhooks: on one node the registry decides; with several, the shared count. */
+  function occupancyChanged(channel: string, occupied: boolean): void {
+    if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
+    const name = occupied ? 'channel_occupied' : 'channel_vacated';
+    if (occupancy === undefined) return webhook({ name, channel });
+    const deciding = (occupied ? occupancy.occupy(channel) : occupancy.vacate(channel)).then(
+      (changed) => changed && webhook({ name, channel }),
+      (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
+    );
+    pendingLeaves.add(deciding);
+    void deciding.finally(() => pendingLeaves.delete(deciding));
+  }
+  const memberRemoved = (channel: string, userId: string): void => {
+    deliver(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
+    webhook?.({ name: 'member_removed', channel, user_id: userId });
+  };
+  const registry = new ChannelRegistry({
+    channelOccupied(channel) {
+      brokerInterest(channel, true);
+      occupancyChanged(channel, true);
+    },
+    channelVacated(channel) {
+      brokerInterest(channel, false);
+      occupancyChanged(channel, false);
+    },
+    memberRemoved(channel, userId) {
+      if (shared === undefined) return memberRemoved(channel, userId);
+      // This node's last tab of the user: gone from the channel only if no other node holds it.
+      const leaving = shared.leave(channel, userId).then(
+        (gone) => gone && memberRemoved(channel, userId),
+        (err: unknown) => logger.warn({ err, channel }, 'shared presence leave failed; the node sweep will retry'),
+      );
+      pendingLeaves.add(leaving);
+      void leaving.finally(() => pendingLeaves.delete(leaving));
+    },
+  });
+  const remembered = settings.authorizations;
+  const server = new PusherServer({
+    appKey,
+    activityTimeoutSeconds: settings.activityTimeoutSeconds,
+    pongTimeoutSeconds: settings.pongTimeoutSeconds,
+    maxMessageBytes: settings.maxMessageBytes,
+    maxBufferedBytes: settings.maxBufferedBytes,
+    maxConnections: settings.maxConnections,
+    allowedOrigins: settings.allowedOrigins,
+    logger,
+    handlers: {
+      appKey,
+      appSecret,
+      registry,
+      remembered,
+      maxChannelsPerConnection: settings.maxChannelsPerConnection,
+      maxPresenceMembers: settings.maxPresenceMembers,
+      revocableChannelPrefixes: settings.revocableChannelPrefixes,
+      clientEvents: { ...settings.clientEvents, refusedChannelPrefixes: settings.serverOwnedChannelPrefixes },
+      sharedPresence: shared,
+      deliver,
+      channelReady: (channel) => listening.get(channel),
+      ...(webhook ? { webhook } : {}),
+      logger,
+    },
+  });
+
+  /** This node's part of unsubscribeUser: its sockets at once, then the pending authorizations. */
+  async function unsubscribeHere(channel: string, userId: string): Promise<void> {
+    const dropped = registry.unsubscribeUser(channel, userId);
+    if (dropped > 0) logger.debug({ channel, userId, dropped }, 'user unsubscribed by server');
+    await remembered.forgetUser(channel, userId); // an authorization not yet used is void too
+  }
+
+  /** This node's occupancy of the channels a query covers. */
+  function localOccupancy(query: OccupancyQuery): OccupancyReport {
+    const report: OccupancyReport = new Map();
+    const add = (channel: string): void => {
+      const subscriptionCount = registry.subscriptionCountOf(channel);
+      if (subscriptionCount === 0) return;
+      report.set(channel, channelTypeOf(channel) === 'presence' ? { subscriptionCount, userIds: registry.presence(channel).ids } : { subscriptionCount });
+    };
+    if ('channel' in query) add(query.channel);
+    else {
+      for (const channel of registry.channelNames()) {
+        // Users' own #server-to-user channels are not channels an app lists (as on Pusher).
+        if (channel.startsWith(query.prefix) && !channel.startsWith(SERVER_TO_USER_PREFIX)) add(channel);
+      }
+    }
+    return report;
+  }
+
+  const handler: BrokerHandler = {
+    publication(channels: readonly string[], publication: Publication) {
+      const except = publication.exceptSocketId;
+      if (publication.kind === 'frame') {
+        for (const channel of channels) if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(publication.frame), except);
+        return;
+      }
+      let encodedData: string | undefined; // once per event, and only if someone listens
+      for (const channel of channels) {
+        if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
+        encodedData ??= JSON.stringify(publication.data);
+        // once per channel, then the same bytes to every socket (no per-socket encoding)
+        registry.broadcast(channel, Buffer.from(frameWithEncodedData(publication.event, encodedData, channel)), except);
+      }
+    },
+    command(command: NodeCommand) {
+      if (command.kind === 'terminate') {
+        server.terminateUser(command.userId);
+        return;
+      }
+      // The sockets are dropped at once; forgetting pending authorizations may need Redis commands, which may
+      // fail while Redis reconnects: logged, never an unhandled rejection (that would end the process).
+      unsubscribeHere(command.channel, command.userId).catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message, channel: command.channel }, 'cross-node unsubscribe incomplete'),
+      );
+    },
+    occupancy: localOccupancy,
+  };
+  await broker.start(handler);
+
+  const sweep = (shared || occupancy) && setInterval(() => {
+    shared?.sweep().then(
+      (gone) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId)),
+      (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'),
+    );
+    // A node that died without shutting down: the channels only it held are vacated now.
+    occupancy?.sweep().then(
+      (vacated) => vacated.forEach((channel) => webhook?.({ name: 'channel_vacated', channel })),
+      (err: unknown) => logger.warn({ err }, 'shared occupancy sweep failed'),
+    );
+  }, PRESENCE_SWEEP_MS);
+  sweep?.unref();
+
+  return {
+    handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
+
+    publish(channels, event, data, exceptSocketId) {
+      if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
+        throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
+      }
+      return broker.publish(channels, exceptSocketId === undefined ? { kind: 'event', event, data } : { kind: 'event', event, data, exceptSocketId });
+    },
+
+    batch: batchSends,
+
+    async unsubscribeUser(channel, userId) {
+      // The other nodes are told even when this node's part fails (voiding authorizations may need Redis too).
+      const here = unsubscribeHere(channel, userId);
+      const told = broker.command({ kind: 'unsubscribe', channel, userId }).catch((err: unknown) => {
+        // Delivery is at-most-once; the removed member's pending authorizations expire within REMEMBER_TTL_MS.
+        logger.warn({ err: (err as Error).message, channel }, 'cross-node unsubscribe not sent');
+      });
+      const [result] = await Promise.allSettled([here, told]);
+      if (result.status === 'rejected') throw result.reason;
+    },
+
+    async terminateUserConnections(userId) {
+      server.terminateUser(userId);
+      // Unlike an event, a lost termination is an error the caller must see (the user stays connected elsewhere).
+      await broker.command({ kind: 'terminate', userId });
+    },
+
+    async occupancy(query) {
+      const report = localOccupancy(query);
+      return mergeOccupancy(report, await broker.survey(query));
+    },
+
+    stats: () => ({ connections: server.connectionCount, ...registry.stats(), clusterReceived: broker.received() }),
+
+    async close(code = 4200) {
+      // Codes a server may send in a close frame (RFC 6455 §7.4); ws throws on any other.
+      if (!Number.isInteger(code) || !(code === 1000 || (code >= 3000 && code <= 4999))) {
+        throw new RangeError(`realtime: ${code} is not a close code a server may send`);
+      }
+      await server.close(code);
+      remembered.clear();
+      clearInterval(sweep);
+      if (shared) {
+        await Promise.all(pendingLeaves);
+        // Members only this node held leave the channel for the other nodes' subscribers now, not after the sweep timeout.
+        const gone = await shared.withdraw().catch((err: unknown) => {
+          logger.warn({ err }, 'withdrawing shared presence failed; other nodes will sweep it');
+          return [];
+        });
+        for (const { channel, userId } of gone) memberRemoved(channel, userId);
+      }
+      if (occupancy) {
+        await Promise.all(pendingLeaves);
+        const vacated = await occupancy.withdraw().catch((err: unknown) => {
+          logger.warn({ err }, 'withdrawing shared occupancy failed');
+          return [];
+        });
+        for (const channel of vacated) webhook?.({ name: 'channel_vacated', channel });
+      }
+      await webhooks?.close();
+    },
+  };
+}
+
+const POSITIVE_SETTINGS = [
+  'activityTimeoutSeconds',
+  'pongTimeoutSeconds',
+  'maxMessageBytes',
+  'maxBufferedBytes',
+  'maxChannelsPerConnection',
+  'maxConnections',
+  'maxPresenceMembers',
+] as const satisfies readonly (keyof RealtimeSettings)[];
+
+function positive(name: string, value: number): void {
+  if (!(Number.isFinite(value) && value > 0)) throw new TypeError(`realtime: ${name} must be a positive number`);
+}
