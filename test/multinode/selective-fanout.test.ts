@@ -112,7 +112,7 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
     }
   });
 
-  test('presence members and whispers still cross the nodes', async () => {
+  test('presence members, whispers and occupancy still cross the nodes', async () => {
     const sdk = sdkOn(node1);
     const member = (node: ParleyNode, userId: string) => {
       const client = new Pusher(SECRETS.BROADCAST_APP_KEY, {
@@ -136,5 +136,10 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
     const whispers = received(ann, 'presence-room', 'client-typing');
     ben.channel('presence-room').trigger('client-typing', { who: 'ben' });
     await until(() => whispers.length === 1, 5_000, () => 'ben’s whisper did not cross to node 1');
+    // Occupancy is asked of every node, so node 2 (no subscriber of the channel, no topic of it) answers for all.
+    const users = (await (await sdkOn(node2).get({ path: '/channels/presence-room/users' })).json()) as { users: { id: string }[] };
+    assert.deepEqual(users.users.map((u) => u.id).sort(), ['ann', 'ben']);
+    const info = await (await sdkOn(node2).get({ path: '/channels/presence-room', params: { info: 'user_count,subscription_count' } })).json();
+    assert.deepEqual(info, { occupied: true, user_count: 2, subscription_count: 2 });
   });
 });
