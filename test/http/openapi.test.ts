@@ -99,6 +99,14 @@ describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {
     assert.deepEqual(doc.components.securitySchemes.serverKey, { type: 'apiKey', in: 'header', name: 'X-Chat-Server-Key' });
   });
 
+  test('every user operation documents 401 and 404, the downloads of a file and a thumbnail too', async () => {
+    for (const [method, path] of OPERATIONS) {
+      const op = doc.paths[`${PREFIX}${path}`][method];
+      if (!(op.security ?? []).some((s: Record<string, unknown>) => 'bearer' in s)) continue;
+      for (const code of ['401', '404']) assert.ok(op.responses?.[code], `${method} ${path} documents ${code}`);
+    }
+  });
+
   test('the MessageResource schema has exactly the contract’s fields', async () => {
     const op = doc.paths[`${PREFIX}/conversations/{id}/messages`].post;
     const schema = op.responses['201'].content['application/json'].schema.properties.data;

@@ -4,7 +4,7 @@ import { downloadHeaders, MissingFileError, openAttachment, openThumbnail, Stora
 import { ChatError } from '../../chat/errors.js';
 import { AttachmentResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
-import { Data, IdParams, userErrors } from '../schemas.js';
+import { Data, ErrorBody, IdParams, userErrors } from '../schemas.js';
 
 const tags = ['attachments'];
 
@@ -17,6 +17,11 @@ function malformedUpload(err: unknown): never {
   if (err instanceof ChatError || statusCode !== undefined || code !== undefined) throw err;
   throw new ChatError('bad_request', 'The upload is not valid multipart/form-data.');
 }
+
+/** The error answers of a download (JSON, as every error; the file itself has no JSON schema): for the OpenAPI document. */
+const fileErrors = { 401: ErrorBody, 404: ErrorBody, 429: ErrorBody, 503: ErrorBody };
+/** A download's 200 for the OpenAPI document: bytes of the given type (streamed, never serialized as JSON). */
+const bytes = (type: string, description: string) => ({ description, content: { [type]: { schema: { type: 'string', format: 'binary' } } } });
 
 export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, storage }) => {
   app.post('/attachments', {
@@ -38,7 +43,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
   });
 
   app.get('/attachments/:id', {
-    schema: { tags, summary: 'The file (uploader, and participants of a conversation where it was sent)', params: IdParams },
+    schema: { tags, summary: 'The file (uploader, and participants of a conversation where it was sent)', params: IdParams, response: { 200: bytes('application/octet-stream', 'The file, with its stored Content-Type'), ...fileErrors } },
   }, async (request, reply) => {
     const { attachment, file } = await openAttachment(chat, storage, request.actor, request.params.id).catch((err: unknown) => {
       if (err instanceof MissingFileError) {
@@ -56,7 +61,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
   });
 
   app.get('/attachments/:id/thumbnail', {
-    schema: { tags, summary: "An image's WebP thumbnail, at most 320 px (same access rule as the file)", params: IdParams },
+    schema: { tags, summary: "An image's WebP thumbnail, at most 320 px (same access rule as the file)", params: IdParams, response: { 200: bytes('image/webp', 'The WebP thumbnail'), ...fileErrors } },
   }, async (request, reply) => {
     const file = await openThumbnail(chat, storage, request.actor, request.params.id).catch((err: unknown) => {
       if (err instanceof StorageUnavailableError) request.log.error({ err: err.cause }, 'attachment store failed on download');
