@@ -7,10 +7,15 @@
 // {message, code}.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ChatError } from '../../chat/errors.js';
-import type { OccupancyReport, PusherApiBackend } from '../../realtime/api-backend.js';
-import { verifyApiRequest } from '../../realtime/pusher/api-signature.js';
-import { channelTypeOf, isValidChannelName } from '../../realtime/pusher/channel-types.js';
-import { SERVER_TO_USER_PREFIX, isValidSocketId } from '../../realtime/index.js';
+import {
+  SERVER_TO_USER_PREFIX,
+  channelTypeOf,
+  isValidChannelName,
+  isValidSocketId,
+  verifyApiRequest,
+  type OccupancyReport,
+  type PusherApiBackend,
+} from '../../realtime/index.js';
 
 /** One app of the API: its id in the path, the credentials that sign its requests, and its channels. */
 export interface PusherApiApp {
