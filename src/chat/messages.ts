@@ -1,8 +1,9 @@
 // Messages: history, send (idempotent by client_message_id, written in groups), edit, soft delete, forward.
 // Each write: lock the conversation → check → write → commit → events.
 import type { Broadcaster } from '../events/broadcaster.js';
-import { event, type DomainEvent } from '../events/catalog.js';
+import { event, messageSentPayload, type DomainEvent } from '../events/catalog.js';
 import type { Notifications } from '../notifications/index.js';
+import type { OutboxRow } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import { lockConversationOfMessage, lockConversations } from '../store/locks.js';
 import {
@@ -12,6 +13,7 @@ import {
   pageMessageIds,
   softDelete,
   writeMessages,
+  writeMessagesWithOutbox,
   type DraftResult,
   type MessageDraft,
   type WrittenMessages,
@@ -52,11 +54,6 @@ interface SendRequest {
 export type SendQueue = GroupCommit<SendRequest, SendResult>;
 
 /** MessageSent carries the resource without edited_at (the seed's exact keys). */
-function sentPayload(message: MessageResource) {
-  const { edited_at: _editedAt, ...payload } = message;
-  return payload;
-}
-
 function normalizeBody(ctx: ChatContext, body: string | null | undefined): string | null {
   if (body === undefined || body === null || body.trim() === '') return null;
   if ([...body].length > ctx.limits.bodyMaxChars) {
@@ -161,15 +158,19 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   const now = new Date();
   let written: WrittenMessages;
   let resources: Map<number, MessageResource> | undefined;
+  let leased: OutboxRow[] = [];
   const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
-    if (notifications) {
+    if (notifications && drafts.every(isPlain)) {
+      // With notifications, plain messages: the write and its outbox rows in one statement, its own transaction.
+      ({ written, leased } = await retrying(() => writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox())));
+    } else if (notifications) {
       // With notifications: the write and its outbox rows (one INSERT for the batch) in one transaction.
-      ({ written, resources } = await inTransaction(deps.db, async (trx) => {
+      ({ written, resources, leased } = await inTransaction(deps.db, async (trx) => {
         const written = await writeMessages(trx, drafts, now);
         const resources = await messageResources(trx, drafts, written);
-        await insertSentRows(trx, notifications, drafts, written, resources);
-        return { written, resources };
+        const leased = await insertSentRows(trx, notifications, drafts, written, resources);
+        return { written, resources, leased };
       }));
     } else {
       // Lock, check and write in one round trip, its own transaction (see writeMessages).
@@ -185,7 +186,7 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
 
   const socketOf = new Map(requests.flatMap((r, i) => (draftIndex[i]! >= 0 ? [[draftIndex[i]!, r.actor.socketId] as const] : [])));
   const messages = await announceWritten(deps, drafts, written, (i) => socketOf.get(i), resources);
-  if (notifications) notifications.committed();
+  if (notifications) notifications.committed(leased);
   const results: (SendResult | Error)[] = [];
   for (let i = 0; i < requests.length; i++) {
     const d = draftIndex[i]!;
@@ -214,24 +215,30 @@ async function existingMessage(db: DB, draft: MessageDraft): Promise<SendResult>
  * that message; the events of draft i are not sent to socket socketOf(i) (X-Socket-ID of its request).
  * Returns the resources by draft index.
  */
-/** The outbox rows of messages just written (MessageSent webhooks and pushes), inserted in the write's transaction. */
+/**
+ * The outbox rows of messages just written (MessageSent webhooks and pushes), inserted in the write's transaction
+ * (which holds the conversations' locks exclusively); returns the rows leased to this node, for committed().
+ */
 async function insertSentRows(
   trx: Tx,
   notifications: Notifications,
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
   messages: Map<number, MessageResource>,
-): Promise<void> {
+): Promise<OutboxRow[]> {
   const events: DomainEvent[] = [];
   for (let i = 0; i < drafts.length; i++) {
     const message = messages.get(i);
-    if (message) events.push(event('MessageSent', drafts[i]!.conversation_id, sentPayload(message)));
+    if (message) events.push(event('MessageSent', drafts[i]!.conversation_id, messageSentPayload(message)));
   }
-  await notifications.write(trx, events, (e) => {
+  return notifications.writeLeased(trx, events, (e) => {
     const m = e.payload as MessageResource;
     return (written.readers.get(m.conversation_id) ?? []).map((r) => r.user_id).filter((u) => u !== m.sender.id);
   });
 }
+
+/** A message with no attachment, reply or forward: its resource is all known from the write. */
+const isPlain = (draft: MessageDraft): boolean => draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null;
 
 /** The resources of the messages written, by draft index: plain ones from the write, the others loaded in one query. */
 async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages): Promise<Map<number, MessageResource>> {
@@ -240,8 +247,7 @@ async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], wr
   written.results.forEach((result, i) => {
     if (result.outcome !== 'written') return;
     const draft = drafts[i]!;
-    const plain = draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null;
-    if (plain) messages.set(i, plainMessage(result.id!, draft.conversation_id, draft.body, result.sender!, written.at));
+    if (isPlain(draft)) messages.set(i, plainMessage(result.id!, draft.conversation_id, draft.body, result.sender!, written.at));
     else toLoad.push(i);
   });
   if (toLoad.length > 0) {
@@ -283,7 +289,7 @@ async function announceWritten(
     if (!message) continue;
     const conversationId = drafts[i]!.conversation_id;
     const shared = sharedConversation(written.conversations.get(conversationId)!, written.previews.get(conversationId) ?? [], message);
-    const events: DomainEvent[] = [event('MessageSent', conversationId, sentPayload(message)), ...inboxUpdates(shared, statesAt.get(i)!)];
+    const events: DomainEvent[] = [event('MessageSent', conversationId, messageSentPayload(message)), ...inboxUpdates(shared, statesAt.get(i)!)];
     // Started in order, not awaited one by one: the frames leave in the messages' order.
     dispatches.push(deps.broadcaster.dispatch(events, socketOf(i)));
   }
@@ -361,7 +367,7 @@ export async function forwardMessage(
   }
   await ctx.rateLimiter.consume('send', actor.userId);
   const now = new Date();
-  const { drafts, written, resources } = await inTransaction(ctx.db, async (trx) => {
+  const { drafts, written, resources, leased } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);
     if (!unlocked) throw notFound('Message');
     // The source's conversation and every target's, in one ascending order.
@@ -388,13 +394,14 @@ export async function forwardMessage(
     const refused = written.results.find((r) => r.outcome !== 'written');
     if (refused) throw refusal(refused); // rolls every target back
     let resources: Map<number, MessageResource> | undefined;
+    let leased: OutboxRow[] = [];
     if (ctx.notifications?.enabled) {
       resources = await messageResources(trx, drafts, written);
-      await insertSentRows(trx, ctx.notifications, drafts, written, resources);
+      leased = await insertSentRows(trx, ctx.notifications, drafts, written, resources);
     }
-    return { drafts, written, resources };
+    return { drafts, written, resources, leased };
   });
-  ctx.notifications?.committed();
+  ctx.notifications?.committed(leased);
   const messages = await announceWritten(ctx, drafts, written, () => actor.socketId, resources);
   return drafts.map((_, i) => messages.get(i)!);
 }

@@ -11,6 +11,11 @@ export type RevokeReason = (typeof REVOKE_REASONS)[number];
 /** MessageSent carries exactly these keys; MessageUpdated adds edited_at. */
 export type MessageSentPayload = Omit<MessageResource, 'edited_at'>;
 
+export function messageSentPayload(message: MessageResource): MessageSentPayload {
+  const { edited_at: _editedAt, ...payload } = message;
+  return payload;
+}
+
 export interface EventPayloads {
   MessageSent: MessageSentPayload;
   MessageUpdated: MessageResource;

@@ -3,12 +3,13 @@
 // Webhooks (webhooks.ts): one row per URL for each event of a WEBHOOK_TYPES type; Web Push: one 'push' row per
 // MessageSent (src/push, which decides the recipients at delivery).
 import type { DomainEvent } from '../events/catalog.js';
-import type { OutboxDraft } from '../store/outbox.js';
-import { insertOutbox } from '../store/outbox.js';
+import type { OutboxDraft, OutboxRow } from '../store/outbox.js';
+import { insertOutbox, insertOutboxLeasingHeads } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
+import type { SentOutbox } from '../store/messages.js';
 import type { Tx } from '../store/transaction.js';
 import { WEBHOOK_TYPES, type WebhookPayload } from './webhooks.js';
-import type { OutboxWorker } from './outbox-worker.js';
+import { LEASE_MS, type OutboxWorker } from './outbox-worker.js';
 import { EVENTS } from '../events/catalog.js';
 
 /** What a use case needs: rows for its events, written in its transaction, and a wake after its commit. */
@@ -19,8 +20,15 @@ export interface Notifications {
   rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[];
   /** Writes the rows of one action's events in its transaction. */
   write(trx: Tx | DB, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<void>;
-  /** After the commit: the worker looks now. */
-  committed(): void;
+  /**
+   * The same for an action holding its conversations' locks exclusively (sends): the rows first in their
+   * conversation's queue come back leased to this node, to be handed to committed() and delivered without a claim.
+   */
+  writeLeased(trx: Tx, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<OutboxRow[]>;
+  /** What a send writes with its messages in one statement (store/messages.ts, writeMessagesWithOutbox). */
+  sentOutbox(): SentOutbox;
+  /** After the commit: the worker delivers the leased rows and looks for others now. */
+  committed(leased?: readonly OutboxRow[]): void;
 }
 
 /** push: whether MessageSent gets a 'push' row now (src/push/audience.ts: while any browser is subscribed). */
@@ -62,7 +70,18 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
     async write(trx, events, recipients) {
       await insertOutbox(trx, rowsFor(events, recipients));
     },
-    committed() {
+    async writeLeased(trx, events, recipients) {
+      const rows = rowsFor(events, recipients);
+      // Without a worker on this node nothing would deliver them now: written to be claimed as usual.
+      if (!worker) return insertOutbox(trx, rows).then(() => []);
+      return insertOutboxLeasingHeads(trx, rows, new Date(Date.now() + LEASE_MS));
+    },
+    sentOutbox() {
+      // Without a worker on this node nothing would deliver leased rows now: they are left to be claimed.
+      return { webhookUrls, push: options.push(), leaseUntil: worker ? new Date(Date.now() + LEASE_MS) : null };
+    },
+    committed(leased) {
+      if (leased && leased.length > 0) worker?.deliverLeased(leased);
       worker?.wake();
     },
   };

@@ -9,7 +9,10 @@ import https from 'node:https';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ConfigError, SECRET_MIN_BYTES } from '../config/settings.js';
+import { messageSentPayload } from '../events/catalog.js';
+import type { SentWebhookPayload } from '../store/messages.js';
 import type { OutboxRow } from '../store/outbox.js';
+import { plainMessage } from '../store/read-model.js';
 import type { Deliverer } from './outbox-worker.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -32,6 +35,13 @@ export interface WebhookPayload {
   readonly data: Record<string, unknown>;
   /** MessageSent: the participants other than the sender, of whom those offline at delivery are named. */
   readonly recipient_ids?: readonly number[];
+}
+
+/** The event's data: as stored, or (a MessageSent written with its message, migration 010) built as it was broadcast. */
+function dataOf(payload: WebhookPayload | SentWebhookPayload): Record<string, unknown> {
+  if (!('sent' in payload)) return payload.data;
+  const { id, conversation_id, body, sender, created_at } = payload.sent;
+  return { ...messageSentPayload(plainMessage(id, conversation_id, body, sender, new Date(created_at))) };
 }
 
 export function signature(secret: string, timestamp: number, body: string): string {
@@ -62,8 +72,8 @@ export function webhookDeliverer(options: {
   return {
     kind: 'webhook',
     async deliver(row: OutboxRow) {
-      const payload = row.payload as WebhookPayload;
-      const data = row.type === 'MessageSent' ? { ...payload.data, offline_user_ids: await options.offline(payload.recipient_ids ?? []) } : payload.data;
+      const payload = row.payload as WebhookPayload | SentWebhookPayload;
+      const data = row.type === 'MessageSent' ? { ...dataOf(payload), offline_user_ids: await options.offline(payload.recipient_ids ?? []) } : dataOf(payload);
       const body = JSON.stringify({ id: String(row.id), type: row.type, created_at: row.created_at.toISOString(), data });
       const t = Math.floor(Date.now() / 1000);
       const status = await post(row.target, body, {

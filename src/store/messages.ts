@@ -2,6 +2,7 @@
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
+import type { OutboxRow } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
 import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
@@ -67,16 +68,56 @@ const toDate = (value: JsonTime): Date | null => (value === null ? null : new Da
  */
 export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date): Promise<WrittenMessages> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
-  const { rows } = await sql<{
-    written: {
-      results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
-      conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
-      readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
-      mentions: { m: number; u: number }[];
-      previews: PreviewRow[];
-    };
-  }>`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`.execute(db);
-  const written = rows[0]!.written;
+  const { rows } = await sql<{ written: SendAnswer }>`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`.execute(db);
+  return writtenMessages(drafts, now, rows[0]!.written);
+}
+
+/** Which outbox rows a send writes with its messages (migration 010): MessageSent webhooks to these URLs, pushes. */
+export interface SentOutbox {
+  readonly webhookUrls: readonly string[];
+  readonly push: boolean;
+  /** Rows first in their conversation's queue are written leased to the caller until then; null: none leased. */
+  readonly leaseUntil: Date | null;
+}
+
+/** A MessageSent webhook row written with its message: the message as written, for the payload as broadcast. */
+export interface SentWebhookPayload {
+  readonly sent: { id: number; conversation_id: number; body: string | null; sender: { id: number; name: string; avatar_url: string | null }; created_at: string };
+  readonly recipient_ids: readonly number[];
+}
+
+/**
+ * writeMessages, and the messages' outbox rows in the same statement and transaction (one round trip); for
+ * plain messages only (no attachment, reply or forward: their webhook payload is built from the write alone).
+ * Returns the rows leased to the caller, in id order.
+ */
+export async function writeMessagesWithOutbox(
+  db: DB,
+  drafts: readonly MessageDraft[],
+  now: Date,
+  outbox: SentOutbox,
+): Promise<{ written: WrittenMessages; leased: OutboxRow[] }> {
+  const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
+  const spec = JSON.stringify({ webhook_urls: outbox.webhookUrls, push: outbox.push });
+  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: (Omit<OutboxRow, 'created_at'> & { created_at: string })[] } }>`
+    select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`.execute(db);
+  const { written, outbox: leased } = rows[0]!.answer;
+  return {
+    written: writtenMessages(drafts, now, written),
+    leased: leased.map((r) => ({ ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at) })),
+  };
+}
+
+/** What parley_send_messages answers (migrations 002, 003). */
+interface SendAnswer {
+  results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
+  conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
+  readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
+  mentions: { m: number; u: number }[];
+  previews: PreviewRow[];
+}
+
+function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: SendAnswer): WrittenMessages {
   const results = written.results.map((r, i): DraftResult => {
     if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null };
     return { outcome: 'written', id: r.id, sender: { id: drafts[i]!.sender_id, name: r.name!, avatar_url: r.avatar_url } };

@@ -5,6 +5,15 @@ import { sql } from 'kysely';
 import type { DB } from './database.js';
 import type { Tx } from './transaction.js';
 
+/**
+ * The worker's bookkeeping (claims, deletes of delivered rows) commits without waiting for the WAL's flush to
+ * disk (`synchronous_commit` off for that statement's own transaction): under load a flush per claim and per
+ * delete queued behind the sends' commits and halved their rate. What a database crash can lose is the last
+ * moments' bookkeeping, never a row: a delivered row not yet deleted is delivered again (at least once), a lost
+ * lease is claimed again. The action's own transaction, which writes the rows, keeps the durable commit.
+ */
+const ASYNC_COMMIT = sql`select set_config('synchronous_commit', 'off', true)`;
+
 export interface OutboxDraft {
   /** The deliverer: 'webhook', 'push', ... (src/notifications/outbox-worker.ts). */
   readonly kind: string;
@@ -50,6 +59,34 @@ export async function insertOutbox(db: DB | Tx, rows: readonly OutboxDraft[]): P
 }
 
 /**
+ * Inserts the rows of an action that holds its conversations' locks exclusively (a send), in one statement;
+ * a row that is the first waiting one of its conversation, kind and target (or has no conversation) is
+ * inserted already leased to the caller until `leaseUntil` and comes back, for the caller to deliver at once
+ * after its commit without a claim (no other node claims it while the lease runs; if the caller dies, it is
+ * claimed when the lease ends). The other rows wait their turn and are claimed as usual. Exclusive locks
+ * matter: a concurrent writer of the same conversation waits for this commit, then sees these rows.
+ */
+export async function insertOutboxLeasingHeads(db: DB | Tx, rows: readonly OutboxDraft[], leaseUntil: Date): Promise<OutboxRow[]> {
+  if (rows.length === 0) return [];
+  const drafts = rows.map((r) => ({ kind: r.kind, target: r.target ?? '', conversation_id: r.conversation_id, type: r.type, payload: r.payload }));
+  const { rows: inserted } = await sql<OutboxRow & { leased: boolean }>`
+    insert into outbox (kind, target, conversation_id, type, payload, next_attempt_at)
+    select r.kind, r.target, r.conversation_id, r.type, r.payload,
+      case when r.conversation_id is null or not exists (
+          select 1 from outbox e
+          where e.conversation_id = r.conversation_id and e.kind = r.kind and e.target = r.target and e.failed_at is null)
+        then ${leaseUntil}::timestamptz else now() end
+    from rows from (jsonb_to_recordset(${JSON.stringify(drafts)}::jsonb) as (kind text, target text, conversation_id bigint, type text, payload jsonb))
+      with ordinality as r(kind, target, conversation_id, type, payload, ord)
+    order by r.ord
+    returning id, kind, target, conversation_id, type, payload, attempts, created_at, next_attempt_at > created_at as leased`.execute(db);
+  return inserted
+    .filter((r) => r.leased)
+    .map(({ leased: _, ...r }) => ({ ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at) }))
+    .sort((a, b) => a.id - b.id);
+}
+
+/**
  * Claims up to `limit` due rows of the given kinds, in one statement: rows locked FOR UPDATE SKIP LOCKED
  * (another node's claim skips them) and leased until `leaseUntil` (next_attempt_at moved ahead, so no node
  * claims them again while they are being delivered; a node that dies leaves them to be claimed when the lease
@@ -59,8 +96,9 @@ export async function insertOutbox(db: DB | Tx, rows: readonly OutboxDraft[]): P
 export async function claimDue(db: DB | Tx, kinds: readonly string[], limit: number, now: Date, leaseUntil: Date): Promise<OutboxRow[]> {
   if (kinds.length === 0) return [];
   const { rows } = await sql<OutboxRow>`
+    with bookkeeping as (${ASYNC_COMMIT})
     update outbox set next_attempt_at = ${leaseUntil}
-    where id in (
+    where exists (select from bookkeeping) and id in (
       select o.id
       from outbox o
       where o.failed_at is null and o.next_attempt_at <= ${now} and o.kind = any(${[...kinds]}::text[])
@@ -77,7 +115,13 @@ export async function claimDue(db: DB | Tx, kinds: readonly string[], limit: num
 
 export async function deleteOutboxRows(db: DB | Tx, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.deleteFrom('outbox').where('id', 'in', [...ids]).execute();
+  await sql`with bookkeeping as (${ASYNC_COMMIT}) delete from outbox where exists (select from bookkeeping) and id = any(${ids.map(String)}::bigint[])`.execute(db);
+}
+
+/** Ends the lease of rows at once: they are due, to be claimed in their turn. */
+export async function releaseOutboxRows(db: DB | Tx, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`with bookkeeping as (${ASYNC_COMMIT}) update outbox set next_attempt_at = now() where exists (select from bookkeeping) and id = any(${ids.map(String)}::bigint[])`.execute(db);
 }
 
 export async function rescheduleOutboxRow(db: DB | Tx, id: number, at: Date, error: string): Promise<void> {

@@ -1,11 +1,13 @@
 // The outbox worker on its own (src/notifications/outbox-worker.ts): a row written in a transaction that rolls
 // back is never delivered; a row that keeps failing is retried with backoff and given up past its age limit,
-// with an error log and the failed metric; rows of a kind with no deliverer stay untouched.
+// with an error log and the failed metric; rows of a kind with no deliverer stay untouched. A send's rows that
+// are first in their conversation's queue are written leased to the writer and delivered from memory, without
+// a claim; the others wait their turn, so a conversation's rows still arrive in order.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { createOutboxWorker, retryDelayMs, type OutboxEvents } from '../../src/notifications/outbox-worker.js';
-import { insertOutbox, type OutboxRow } from '../../src/store/outbox.js';
+import { claimDue, insertOutbox, insertOutboxLeasingHeads, type OutboxRow } from '../../src/store/outbox.js';
 import { inTransaction } from '../../src/store/transaction.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 
@@ -81,6 +83,57 @@ for (const database of DATABASES) {
       const untouched = await rowsOf('no-deliverer');
       assert.equal(untouched.length, 1);
       assert.equal(untouched[0]!.attempts, 0);
+    });
+
+    test('a row first in its conversation is written leased to the writer; a later one waits its turn', async () => {
+      const db = app.app.chat.db;
+      const lease = new Date(Date.now() + 60_000);
+      const draft = (conversation_id: number | null, n: number) => ({ kind: 'lease-test', target: 'u', conversation_id, type: 'MessageSent', payload: { n } });
+      // Two rows of conversation 901 in one statement, one of 902, one with no conversation: all first in line.
+      const first = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 1), draft(901, 2), draft(902, 3), draft(null, 4)], lease));
+      assert.deepEqual(first.map((r) => (r.payload as { n: number }).n), [1, 2, 3, 4]);
+      assert.ok(first.every((r, i) => i === 0 || r.id > first[i - 1]!.id), 'in id order');
+      // While they wait, a later row of 901 is not leased, and no claim takes any of them.
+      const later = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 5), draft(903, 6)], lease));
+      assert.deepEqual(later.map((r) => (r.payload as { n: number }).n), [6]);
+      assert.deepEqual(await claimDue(db, ['lease-test'], 50, new Date(), lease), [], 'nothing claimable: leased, or behind a leased row');
+      await db.deleteFrom('outbox').where('kind', '=', 'lease-test').execute();
+    });
+
+    test('leased rows are delivered without a claim, in order per conversation; a failed one holds back the rest', async () => {
+      const db = app.app.chat.db;
+      const delivered: number[] = [];
+      let failNext = true;
+      const worker = createOutboxWorker({ db, logger: pino({ level: 'silent' }), pollMs: 50, retryBaseMs: 40 });
+      worker.register({
+        kind: 'lease-deliver',
+        async deliver(row) {
+          const n = (row.payload as { n: number }).n;
+          if (n === 2 && failNext) {
+            failNext = false;
+            throw new Error('HTTP 500');
+          }
+          await new Promise((r) => setTimeout(r, n === 1 ? 30 : 0)); // the first is slow: the second must wait for it
+          delivered.push(n);
+        },
+      });
+      worker.start();
+      try {
+        const draft = (conversation_id: number | null, n: number) => ({ kind: 'lease-deliver', conversation_id, type: 'MessageSent', payload: { n } });
+        const leased = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(911, 1), draft(911, 2), draft(911, 3), draft(912, 4)], new Date(Date.now() + 60_000)));
+        assert.equal(leased.length, 4);
+        worker.deliverLeased(leased);
+        const deadline = Date.now() + 10_000;
+        while (delivered.length < 4) {
+          assert.ok(Date.now() < deadline, `delivered ${delivered.join(',')}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      } finally {
+        await worker.stop();
+      }
+      const conversation = delivered.filter((n) => n <= 3);
+      assert.deepEqual(conversation, [1, 2, 3], 'row 2 failed once: retried, and row 3 came after it');
+      assert.equal((await db.selectFrom('outbox').select('id').where('kind', '=', 'lease-deliver').execute()).length, 0, 'delivered rows deleted');
     });
   });
 }

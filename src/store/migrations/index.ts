@@ -8,6 +8,7 @@ import * as outbox from './005_outbox.js';
 import * as pushSubscriptions from './006_push_subscriptions.js';
 import * as attachmentsAtScale from './007_attachments_at_scale.js';
 import * as sendLocksAttachments from './009_send_locks_attachments.js';
+import * as sendWithOutbox from './010_send_with_outbox.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '006_push_subscriptions': pushSubscriptions,
   '007_attachments_at_scale': attachmentsAtScale,
   '009_send_locks_attachments': sendLocksAttachments,
+  '010_send_with_outbox': sendWithOutbox,
 };
 
 export const migrationProvider: MigrationProvider = {
