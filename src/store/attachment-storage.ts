@@ -1,9 +1,9 @@
 // Where attachment bytes live: local disk under the data directory (the default) or an S3-compatible bucket
 // (S3, MinIO, R2...). Both stream: an upload is written as it arrives, a download is read as it is sent.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import fs, { createWriteStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -37,18 +37,44 @@ export interface AttachmentStorage {
   delete(key: string): Promise<void>;
 }
 
+/**
+ * fsync(2) of a file or a directory, through `fs.fsync` looked up at each call (a test watches it). A directory
+ * that cannot be opened or synced (Windows) is not an error: its entries are the file system's business there.
+ */
+function syncPath(path: string, directory = false): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, 'r', (openErr, fd) => {
+      if (openErr) return directory ? resolve() : reject(openErr);
+      fs.fsync(fd, (syncErr) => {
+        fs.close(fd, () => (syncErr && !(directory && ['EISDIR', 'EINVAL', 'EPERM', 'EBADF'].includes(syncErr.code ?? '')) ? reject(syncErr) : resolve()));
+      });
+    });
+  });
+}
+
+/**
+ * Files under dir/<first two characters of the key>/<key>. A stored file is on disk before put resolves (so
+ * before the upload's 201): its bytes are synced, and so is its directory entry (and any directory put created).
+ */
 export function localDiskStorage(dir: string): AttachmentStorage {
   const pathOf = (key: string): string => join(dir, key.slice(0, 2), key);
   return {
     async put(stream) {
       const key = randomUUID();
-      await mkdir(join(dir, key.slice(0, 2)), { recursive: true });
+      const parent = join(dir, key.slice(0, 2));
+      // The first directory mkdir made (undefined: all were there).
+      const created = await mkdir(parent, { recursive: true });
       let size = 0;
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
       });
       try {
         await pipeline(stream, createWriteStream(pathOf(key)));
+        await syncPath(pathOf(key));
+        // Its entry in parent, and the entries of the directories mkdir created up to the one that was there.
+        const directories = [parent];
+        if (created !== undefined) for (let d = parent; d !== dirname(created) && d !== dirname(d); ) directories.push((d = dirname(d)));
+        for (const directory of directories) await syncPath(directory, true);
       } catch (err) {
         await rm(pathOf(key), { force: true });
         throw err;

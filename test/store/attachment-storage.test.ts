@@ -3,7 +3,7 @@
 // size, an empty file), and keep nothing when the upload's stream fails part-way.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -88,6 +88,34 @@ contract('local disk', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-storage-'));
   const count = () => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
   return { storage: localDiskStorage(dir), stored: async () => count(), close: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+describe('attachment storage: local disk durability', () => {
+  test('a file is on disk before put resolves: its bytes and its directory entries synced (a power cut right after the 201 keeps it)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'parley-storage-sync-'));
+    const dir = join(root, 'attachments');
+    const original = fs.fsync;
+    const synced: string[] = [];
+    (fs as { fsync: typeof fs.fsync }).fsync = ((fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => {
+      synced.push(readlinkSync(`/proc/self/fd/${fd}`));
+      original(fd, callback);
+    }) as typeof fs.fsync;
+    try {
+      // The first upload creates attachments/ and attachments/xx/: their entries are synced up to the data directory.
+      const first = await localDiskStorage(dir).put(chunked(randomBytes(200_000)));
+      const sub = join(dir, first.key.slice(0, 2));
+      assert.deepEqual(synced, [join(sub, first.key), sub, dir, root]);
+      // A later one: the file and its directory, and attachments/ only when its xx/ directory is new.
+      synced.length = 0;
+      const second = await localDiskStorage(dir).put(chunked(randomBytes(10)));
+      const at = join(dir, second.key.slice(0, 2));
+      const isNew = second.key.slice(0, 2) !== first.key.slice(0, 2);
+      assert.deepEqual(synced, isNew ? [join(at, second.key), at, dir] : [join(at, second.key), at]);
+    } finally {
+      (fs as { fsync: typeof fs.fsync }).fsync = original;
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
 
 contract('S3 (s3rver)', async () => {
