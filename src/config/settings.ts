@@ -492,7 +492,7 @@ export const SETTINGS = {
       meaning:
         'Webhooks to the host app (docs/notifications.md): URLs that get one signed POST per chat action (`MessageSent`, `MessageUpdated`, ...), delivered at least once through the outbox. Empty: no webhooks.',
     }),
-    type: 'comma-separated list of `http://` or `https://` URLs',
+    type: 'comma-separated `http://` or `https://` URLs',
     fix: 'write each as https://app.example/parley-webhook',
     parse: (raw: string) => {
       const urls = raw.split(',').map((u) => u.trim()).filter(Boolean);
@@ -534,15 +534,19 @@ export function defaultText(setting: Setting<unknown>): string {
   const value = setting.default;
   if (value === null) return 'unset';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (value === '' || (Array.isArray(value) && value.length === 0)) return 'empty';
   return `\`${String(value)}\``;
 }
 
 const plain = (markdown: string) => markdown.replaceAll('`', '');
 
+/** The default as an error line names it, in one pair of parentheses: "2592000 (30 days)" -> "2592000, 30 days". */
+const defaultInErrors = (setting: Setting<unknown>) => plain(defaultText(setting)).replace(/^(.*\S) \(([^()]*)\)$/, '$1, $2');
+
 /** One line: "NAME must be <type>, got <what>. Fix: <how>." */
 function invalid(name: string, setting: Setting<unknown>, raw: string): ConfigError {
   const got = setting.given?.(raw) ?? `"${raw}"`;
-  const unset = setting.default === null ? 'unset it' : `unset it for the default (${plain(defaultText(setting))})`;
+  const unset = setting.default === null ? 'unset it' : `unset it for the default (${defaultInErrors(setting)})`;
   const fix = setting.fix ?? `correct ${name}, or ${unset}`;
   return new ConfigError(`${name} must be ${plain(setting.typeInErrors ?? setting.type)}, got ${got}. Fix: ${plain(fix)}.`);
 }

@@ -8,7 +8,7 @@ import { after, afterEach, describe, test } from 'node:test';
 import { README, withGeneratedTable } from '../../scripts/config-docs.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { loadDevSecrets } from '../../src/config/dev-secrets.js';
-import { readSetting, readSettings, SECRET_MIN_BYTES, SETTINGS, settingDefault, type Setting, type SettingName } from '../../src/config/settings.js';
+import { defaultText, readSetting, readSettings, SECRET_MIN_BYTES, SETTINGS, settingDefault, type Setting, type SettingName } from '../../src/config/settings.js';
 import { ROOT } from '../../testkit/root.js';
 import { SECRETS } from '../../testkit/secrets.js';
 import { cleanup, pusherError, RawClient, start } from '../support/realtime.js';
@@ -22,6 +22,35 @@ describe('the settings table', () => {
     const readme = readFileSync(README, 'utf8');
     assert.equal(withGeneratedTable(readme), readme, 'README.md differs from src/config/settings.ts: run npm run docs:config');
     for (const [name] of rows) assert.ok(readme.includes(`| \`${name}\` |`), `${name} has a README row`);
+  });
+
+  test('every row says its default (an empty list is "empty", never an empty code span), and an error names it in one pair of parentheses', () => {
+    for (const [name, setting] of rows) {
+      assert.doesNotMatch(defaultText(setting), /``/, `${name}'s Default column`);
+      if (setting.default === null || setting.fix !== undefined) continue;
+      const err = (() => {
+        try {
+          readSetting({ [name]: 'not,a\u0001valid value' }, name);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      if (err === undefined) continue; // text: anything goes
+      const unset = /unset it for the default \((.*)\)\.$/.exec(err.message);
+      assert.ok(unset, `${name}: ${err.message}`);
+      assert.doesNotMatch(unset[1]!, /[()]/, `${name}: ${err.message}`);
+    }
+    assert.match(
+      (() => {
+        try {
+          readSetting({ CHAT_JWT_MAX_TTL_S: '30' }, 'CHAT_JWT_MAX_TTL_S');
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return '';
+      })(),
+      /or unset it for the default \(2592000, 30 days\)\.$/,
+    );
   });
 
   test('every default is a valid value of its own row', () => {
