@@ -137,7 +137,7 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
   const listening = new Map<string, Promise<void>>();
   /** To a channel's subscribers on every node, except one socket: client events and presence changes. */
   function deliver(channel: string, frame: string, exceptSocketId?: string): void {
-    void broker.publish([channel], exceptSocketId === undefined ? { kind: 'frame', frame } : { kind: 'frame', frame, exceptSocketId });
+    void broker.publish([channel], { kind: 'frame', frame, exceptSocketId });
   }
   /** A channel occupied or vacated on this node: ask the broker for its publications, or stop asking. */
   function brokerInterest(channel: string, occupied: boolean): void {
@@ -155,13 +155,13 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
   const webhooks = settings.webhooks;
   const webhook = webhooks ? (event: WebhookEvent): void => webhooks.enqueue(event) : undefined;
   // Occupancy is counted across the cluster only for the webhooks that report it.
-  const occupancy = webhook && settings.presence.kind === 'shared' ? settings.presence.occupancy : undefined;
+  const sharedOccupancy = webhook && settings.presence.kind === 'shared' ? settings.presence.occupancy : undefined;
   /** Occupancy changes, for the webhooks: on one node the registry decides; with several, the shared count. */
   function occupancyChanged(channel: string, occupied: boolean): void {
     if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
     const name = occupied ? 'channel_occupied' : 'channel_vacated';
-    if (occupancy === undefined) return webhook({ name, channel });
-    const deciding = (occupied ? occupancy.occupy(channel) : occupancy.vacate(channel)).then(
+    if (sharedOccupancy === undefined) return webhook({ name, channel });
+    const deciding = (occupied ? sharedOccupancy.occupy(channel) : sharedOccupancy.vacate(channel)).then(
       (changed) => changed && webhook({ name, channel }),
       (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
     );
@@ -274,13 +274,13 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
   };
   await broker.start(handler);
 
-  const sweep = (shared || occupancy) && setInterval(() => {
+  const sweep = (shared || sharedOccupancy) && setInterval(() => {
     shared?.sweep().then(
       (gone) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId)),
       (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'),
     );
     // A node that died without shutting down: the channels only it held are vacated now.
-    occupancy?.sweep().then(
+    sharedOccupancy?.sweep().then(
       (vacated) => vacated.forEach((channel) => webhook?.({ name: 'channel_vacated', channel })),
       (err: unknown) => logger.warn({ err }, 'shared occupancy sweep failed'),
     );
@@ -294,7 +294,7 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
       if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
         throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
       }
-      return broker.publish(channels, exceptSocketId === undefined ? { kind: 'event', event, data } : { kind: 'event', event, data, exceptSocketId });
+      return broker.publish(channels, { kind: 'event', event, data, exceptSocketId });
     },
 
     batch: batchSends,
@@ -340,9 +340,9 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
         });
         for (const { channel, userId } of gone) memberRemoved(channel, userId);
       }
-      if (occupancy) {
+      if (sharedOccupancy) {
         await Promise.all(pendingLeaves);
-        const vacated = await occupancy.withdraw().catch((err: unknown) => {
+        const vacated = await sharedOccupancy.withdraw().catch((err: unknown) => {
           logger.warn({ err }, 'withdrawing shared occupancy failed');
           return [];
         });

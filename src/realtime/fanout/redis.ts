@@ -41,9 +41,9 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
 
   function onChannelMessage(channel: string, message: ChannelMessage): void {
     received++;
-    const except = message.except === undefined ? {} : { exceptSocketId: message.except };
+    const exceptSocketId = message.except;
     const publication: Publication =
-      message.kind === 'event' ? { kind: 'event', event: message.event, data: message.data, ...except } : { kind: 'frame', frame: message.frame, ...except };
+      message.kind === 'event' ? { kind: 'event', event: message.event, data: message.data, exceptSocketId } : { kind: 'frame', frame: message.frame, exceptSocketId };
     handler?.publication([channel], publication);
   }
 
