@@ -118,10 +118,36 @@ export function listenStartupError(err: unknown, host: string, port: number): St
   }
 }
 
+const FILE_CODES: Record<string, string> = {
+  EEXIST: 'a file is in the way of a directory',
+  ENOTDIR: 'a file is in the way of a directory',
+  EISDIR: 'a directory is in the way of a file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+};
+
+/**
+ * A file or directory Parley keeps in its data directory (generated keys, uploads) could not be made: CHAT_DATA_DIR
+ * names a file, or a directory it may not write. A setting to change (or the directory's permissions): exit code 2.
+ */
+function fileStartupError(err: unknown): StartupError | null {
+  if (!(err instanceof Error)) return null;
+  const { code, path, syscall } = err as SystemError & { path?: string; syscall?: string };
+  if (code === undefined || !(code in FILE_CODES) || typeof path !== 'string') return null;
+  return new StartupError(
+    `Cannot ${syscall ?? 'write'} ${path} (${FILE_CODES[code]}, ${code}). Fix: give Parley a directory it can write: correct CHAT_DATA_DIR (default ./data), or that directory's permissions.`,
+    2,
+    { cause: err },
+  );
+}
+
 /** What main.ts prints for an error that stopped the start, and the exit code. */
 export function describeStartupFailure(err: unknown, debug: boolean): { text: string; exitCode: 1 | 2 } {
   let line: string;
   let exitCode: 1 | 2;
+  err = fileStartupError(err) ?? err;
   if (err instanceof ConfigError) {
     [line, exitCode] = [`Configuration error: ${err.message}`, 2];
   } else if (isExplained(err)) {

@@ -4,10 +4,10 @@
 // LOG_LEVEL=debug. A start that succeeds prints the banner; the token line only on the embedded default with development secrets.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { freePort } from '../testkit/ports.js';
 import { freshPostgres, ADMIN_DATABASE_URL } from '../testkit/postgres.js';
@@ -86,6 +86,27 @@ describe('a start that fails says why in one line', () => {
 
   test('CHAT_DEMO=maybe: configuration error listing the words for on and off', async () => {
     assertOneLine(await startAndExit({ CHAT_DEMO: 'maybe' }), 2, /^Configuration error: CHAT_DEMO must be on\/off \(1\/true\/yes\/on or 0\/false\/no\/off\), got "maybe"/);
+  });
+
+  test('CHAT_DATA_DIR naming a file: exit code 2, the path and the fix (generating development secrets, or later with every secret set)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'parley-main-file-')), 'not-a-directory');
+    dataDirs.push(dirname(file));
+    writeFileSync(file, 'a file, not a directory');
+    assertOneLine(
+      await startAndExit({ CHAT_DATA_DIR: file }),
+      2,
+      /^Configuration error: Cannot write the development secrets to .*not-a-directory\/secrets\.json \(EEXIST\): CHAT_DATA_DIR \(.*not-a-directory\) must be a directory Parley can read and write\. Fix: /,
+    );
+    const database = await freshPostgres();
+    try {
+      assertOneLine(
+        await startAndExit({ ...SECRETS, DATABASE_URL: database.url, PORT: '0', CHAT_DATA_DIR: file }),
+        2,
+        /^Parley could not start: Cannot mkdir .*not-a-directory \(a file is in the way of a directory, EEXIST\)\. Fix: .*CHAT_DATA_DIR/,
+      );
+    } finally {
+      await database.drop();
+    }
   });
 
   test('the port in use: exit code 1, naming the port and the fix', async () => {

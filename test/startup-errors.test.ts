@@ -38,6 +38,19 @@ describe('startup failures in one line', () => {
     assert.doesNotMatch(text, /secret/);
   });
 
+  test('a file Parley keeps in its data directory that cannot be made (a file in the way, no permission, read-only): one line naming the path and CHAT_DATA_DIR, exit code 2', () => {
+    const err = Object.assign(new Error("EEXIST: file already exists, mkdir '/srv/data'"), { code: 'EEXIST', syscall: 'mkdir', path: '/srv/data' });
+    assert.deepEqual(describeStartupFailure(err, false), {
+      text: 'Parley could not start: Cannot mkdir /srv/data (a file is in the way of a directory, EEXIST). Fix: give Parley a directory it can write: correct CHAT_DATA_DIR (default ./data), or that directory\'s permissions.',
+      exitCode: 2,
+    });
+    const denied = Object.assign(new Error('EACCES'), { code: 'EACCES', syscall: 'open', path: '/srv/data/vapid.json' });
+    assert.match(describeStartupFailure(denied, false).text, /^Parley could not start: Cannot open \/srv\/data\/vapid\.json \(permission denied, EACCES\)\. Fix: /);
+    assert.match(describeStartupFailure(denied, true).text, /\nError: EACCES\n/, 'the stack in debug');
+    // A network error is not a file's: it keeps its own line.
+    assert.equal(describeStartupFailure(systemError('ECONNREFUSED'), false).exitCode, 1);
+  });
+
   test('PostgreSQL: a refused password, an unknown host; the embedded database: its directory', () => {
     const auth = databaseStartupError(Object.assign(new Error('password authentication failed for user "u"'), { code: '28P01' }), 'postgres://u:pw@db:5432/x', '/d');
     assert.match(auth.message, /^PostgreSQL at db:5432 refused the connection: password authentication failed for user "u"\. Fix: correct the user or password in DATABASE_URL/);

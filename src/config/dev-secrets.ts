@@ -41,10 +41,22 @@ export function devSecretsFile(env: Env): string {
 export function loadDevSecrets(env: Env): { secrets: DevSecrets; file: string; created: boolean } | null {
   if (!needsDevSecrets(env)) return null;
   const file = devSecretsFile(env);
+  const dir = resolve(file, '..');
+  /** The data directory is not one Parley can use: a file, unreadable, read-only. */
+  const unusable = (err: unknown, doing: string) =>
+    new ConfigError(
+      `Cannot ${doing} ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): CHAT_DATA_DIR (${dir}) must be a directory Parley can read and write. Fix: point CHAT_DATA_DIR at one (or a path where it may create one), or set all five secrets.`,
+    );
   if (existsSync(file)) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw unusable(err, 'read the development secrets in');
+    }
     let secrets: DevSecrets;
     try {
-      secrets = JSON.parse(readFileSync(file, 'utf8')) as DevSecrets;
+      secrets = JSON.parse(text) as DevSecrets;
     } catch (err) {
       throw new ConfigError(`${file} is not valid JSON (${(err as Error).message}). Fix: delete it to generate new development secrets, or set all five secrets.`);
     }
@@ -57,7 +69,11 @@ export function loadDevSecrets(env: Env): { secrets: DevSecrets; file: string; c
     appKey: randomBytes(10).toString('hex'),
     appSecret: randomBytes(20).toString('hex'),
   };
-  mkdirSync(resolve(file, '..'), { recursive: true });
-  writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  } catch (err) {
+    throw unusable(err, 'write the development secrets to');
+  }
   return { secrets, file, created: true };
 }
