@@ -64,6 +64,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMED
 export function databaseStartupError(err: unknown, databaseUrl: string | null, dataDir: string): Error {
   if (isExplained(err)) return err;
   if (databaseUrl === null) {
+    const file = fileStartupError(err);
+    if (file) return file;
     return new StartupError(
       `Cannot open the embedded database in ${dataDir}: ${err instanceof Error ? err.message : String(err)}. Fix: make CHAT_DATA_DIR a writable directory of its own, or set DATABASE_URL.`,
       1,
