@@ -53,6 +53,22 @@ describe('the settings table', () => {
     );
   });
 
+  test("docs/api.md's tables of limits state each setting's default as the table has it (no second set of defaults to drift)", () => {
+    const api = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
+    let checked = 0;
+    for (const line of api.split('\n')) {
+      const cells = line.split('|').map((c) => c.trim());
+      // | what | default | `SETTING` | ... | and | what | per minute | `SETTING` |: one setting named in the third column.
+      const named = /^`([A-Z_]+)`$/.exec(cells[3] ?? '');
+      if (!line.startsWith('|') || !named || !(named[1]! in SETTINGS)) continue;
+      const value = settingDefault(named[1] as SettingName);
+      const numbers = (cells[2] ?? '').replaceAll(',', '').match(/\d+/g) ?? [];
+      assert.ok(numbers.includes(String(value)), `docs/api.md: ${named[1]} is ${value} by default, the table says "${cells[2]}"`);
+      checked++;
+    }
+    assert.ok(checked >= 15, `the limits tables were found (${checked} rows)`);
+  });
+
   test('every default is a valid value of its own row', () => {
     for (const [name, setting] of rows) {
       if (setting.default === null || Array.isArray(setting.default)) continue;
