@@ -71,8 +71,12 @@ describe('the settings table', () => {
 
   test("the docs that name a setting with its default state the table's (\"`SETTING` (N ... by default)\")", () => {
     const wrong: string[] = [];
-    for (const doc of ['api.md', 'events.md', 'deployment.md', 'pusher-server.md']) {
+    for (const doc of ['api.md', 'events.md', 'deployment.md', 'pusher-server.md', 'pusher-driver.md']) {
       const text = existsSync(join(ROOT, 'docs', doc)) ? readFileSync(join(ROOT, 'docs', doc), 'utf8') : '';
+      // Tables of settings: | `SETTING` | `N` | ... |
+      for (const [, name, stated] of text.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| `(\d+)` \|/gm)) {
+        if (name! in SETTINGS && Number(stated) !== Number(settingDefault(name as SettingName))) wrong.push(`docs/${doc}: ${name} | ${stated} |`);
+      }
       for (const [, name, stated, unit = ''] of text.matchAll(/`([A-Z][A-Z0-9_]+)`[^(\n]{0,30}\(([\d,]+)(?: (KiB|MiB|GiB))?[^)]*by default\)/g)) {
         if (!(name! in SETTINGS)) continue;
         const value = Number(stated!.replaceAll(',', '')) * ({ '': 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 } as Record<string, number>)[unit]!;
