@@ -3,7 +3,7 @@
 import type { Broadcaster } from '../events/broadcaster.js';
 import { event, messageSentPayload, type DomainEvent } from '../events/catalog.js';
 import type { Notifications } from '../notifications/index.js';
-import type { OutboxRow } from '../store/outbox.js';
+import type { LeasedRows } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import { lockConversationOfMessage, lockConversations } from '../store/locks.js';
 import {
@@ -158,19 +158,19 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   const now = new Date();
   let written: WrittenMessages;
   let resources: Map<number, MessageResource> | undefined;
-  let leased: OutboxRow[] = [];
+  let outboxRows: LeasedRows | undefined;
   const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
     if (notifications && drafts.every(isPlain)) {
       // With notifications, plain messages: the write and its outbox rows in one statement, its own transaction.
-      ({ written, leased } = await retrying(() => writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox())));
+      ({ written, ...outboxRows } = await retrying(() => writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox())));
     } else if (notifications) {
       // With notifications: the write and its outbox rows (one INSERT for the batch) in one transaction.
-      ({ written, resources, leased } = await inTransaction(deps.db, async (trx) => {
+      ({ written, resources, outboxRows } = await inTransaction(deps.db, async (trx) => {
         const written = await writeMessages(trx, drafts, now);
         const resources = await messageResources(trx, drafts, written);
-        const leased = await insertSentRows(trx, notifications, drafts, written, resources);
-        return { written, resources, leased };
+        const outboxRows = await insertSentRows(trx, notifications, drafts, written, resources);
+        return { written, resources, outboxRows };
       }));
     } else {
       // Lock, check and write in one round trip, its own transaction (see writeMessages).
@@ -186,7 +186,7 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
 
   const socketOf = new Map(requests.flatMap((r, i) => (draftIndex[i]! >= 0 ? [[draftIndex[i]!, r.actor.socketId] as const] : [])));
   const messages = await announceWritten(deps, drafts, written, (i) => socketOf.get(i), resources);
-  if (notifications) notifications.committed(leased);
+  if (notifications) notifications.committed(outboxRows);
   const results: (SendResult | Error)[] = [];
   for (let i = 0; i < requests.length; i++) {
     const d = draftIndex[i]!;
@@ -225,7 +225,7 @@ async function insertSentRows(
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
   messages: Map<number, MessageResource>,
-): Promise<OutboxRow[]> {
+): Promise<LeasedRows> {
   const events: DomainEvent[] = [];
   for (let i = 0; i < drafts.length; i++) {
     const message = messages.get(i);
@@ -367,7 +367,7 @@ export async function forwardMessage(
   }
   await ctx.rateLimiter.consume('send', actor.userId);
   const now = new Date();
-  const { drafts, written, resources, leased } = await inTransaction(ctx.db, async (trx) => {
+  const { drafts, written, resources, outboxRows } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);
     if (!unlocked) throw notFound('Message');
     // The source's conversation and every target's, in one ascending order.
@@ -394,14 +394,14 @@ export async function forwardMessage(
     const refused = written.results.find((r) => r.outcome !== 'written');
     if (refused) throw refusal(refused); // rolls every target back
     let resources: Map<number, MessageResource> | undefined;
-    let leased: OutboxRow[] = [];
+    let outboxRows: LeasedRows | undefined;
     if (ctx.notifications?.enabled) {
       resources = await messageResources(trx, drafts, written);
-      leased = await insertSentRows(trx, ctx.notifications, drafts, written, resources);
+      outboxRows = await insertSentRows(trx, ctx.notifications, drafts, written, resources);
     }
-    return { drafts, written, resources, leased };
+    return { drafts, written, resources, outboxRows };
   });
-  ctx.notifications?.committed(leased);
+  ctx.notifications?.committed(outboxRows);
   const messages = await announceWritten(ctx, drafts, written, () => actor.socketId, resources);
   return drafts.map((_, i) => messages.get(i)!);
 }

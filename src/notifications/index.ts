@@ -3,7 +3,7 @@
 // Webhooks (webhooks.ts): one row per URL for each event of a WEBHOOK_TYPES type; Web Push: one 'push' row per
 // MessageSent (src/push, which decides the recipients at delivery).
 import type { DomainEvent } from '../events/catalog.js';
-import type { OutboxDraft, OutboxRow } from '../store/outbox.js';
+import type { LeasedRows, OutboxDraft } from '../store/outbox.js';
 import { insertOutbox, insertOutboxLeasingHeads } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import type { SentOutbox } from '../store/messages.js';
@@ -24,11 +24,14 @@ export interface Notifications {
    * The same for an action holding its conversations' locks exclusively (sends): the rows first in their
    * conversation's queue come back leased to this node, to be handed to committed() and delivered without a claim.
    */
-  writeLeased(trx: Tx, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<OutboxRow[]>;
+  writeLeased(trx: Tx, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<LeasedRows>;
   /** What a send writes with its messages in one statement (store/messages.ts, writeMessagesWithOutbox). */
   sentOutbox(): SentOutbox;
-  /** After the commit: the worker delivers the leased rows and looks for others now. */
-  committed(leased?: readonly OutboxRow[]): void;
+  /**
+   * After the commit: the worker delivers the leased rows; it looks for others now when some were written to
+   * wait their turn (or, without `written`, when the action wrote rows the plain way).
+   */
+  committed(written?: LeasedRows): void;
 }
 
 /** push: whether MessageSent gets a 'push' row now (src/push/audience.ts: while any browser is subscribed). */
@@ -73,16 +76,16 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
     async writeLeased(trx, events, recipients) {
       const rows = rowsFor(events, recipients);
       // Without a worker on this node nothing would deliver them now: written to be claimed as usual.
-      if (!worker) return insertOutbox(trx, rows).then(() => []);
+      if (!worker) return insertOutbox(trx, rows).then(() => ({ leased: [], waiting: rows.length }));
       return insertOutboxLeasingHeads(trx, rows, new Date(Date.now() + LEASE_MS));
     },
     sentOutbox() {
       // Without a worker on this node nothing would deliver leased rows now: they are left to be claimed.
       return { webhookUrls, push: options.push(), leaseUntil: worker ? new Date(Date.now() + LEASE_MS) : null };
     },
-    committed(leased) {
-      if (leased && leased.length > 0) worker?.deliverLeased(leased);
-      worker?.wake();
+    committed(written) {
+      if (written && written.leased.length > 0) worker?.deliverLeased(written.leased);
+      if (!written || written.waiting > 0) worker?.wake();
     },
   };
 }

@@ -89,6 +89,10 @@ export function createOutboxWorker(options: {
   // Delivered rows, deleted together in one statement a moment later (rows delivered within FLUSH_MS share it).
   let delivered: OutboxRow[] = [];
   let flushing: Promise<void> | null = null;
+  // Whether rows may be waiting that no claim has taken yet: set by every wake (a commit that wrote rows to wait
+  // their turn, the poll, a retry), cleared when a look at the table finds no waiting row at all.
+  let mayBeWaiting = true;
+  let wakes = 0;
 
   function flushDelivered(): Promise<void> {
     flushing ??= new Promise<void>((resolve) => setTimeout(resolve, FLUSH_MS)).then(async () => {
@@ -97,7 +101,9 @@ export function createOutboxWorker(options: {
       flushing = null;
       await retrying(() => deleteOutboxRows(db, rows.map((r) => r.id)));
       for (const row of rows) options.events?.delivered(row.kind);
-      wake(); // the conversations' next rows, if any, may go now
+      // The conversations' next rows, if any, may go now. When every row written lately was leased and
+      // delivered (the usual case under a steady load), there are none: no claim.
+      if (mayBeWaiting) wake();
     });
     return flushing;
   }
@@ -122,6 +128,7 @@ export function createOutboxWorker(options: {
         await rescheduleOutboxRow(db, row.id, new Date(now.getTime() + delay), message);
         options.events?.retried(row.kind);
         logger.warn({ id: row.id, kind: row.kind, target: row.target, type: row.type, attempt: row.attempts + 1, retryInMs: Math.round(delay), err: message }, 'outbox: delivery failed, retrying');
+        wake(); // the next look is timed for the retry
       }
       return false;
     }
@@ -197,7 +204,9 @@ export function createOutboxWorker(options: {
     if (timer) clearTimeout(timer);
     let wait = pollMs;
     try {
+      const wakesBefore = wakes;
       const due = await nextDueAt(db);
+      if (due === null && wakes === wakesBefore) mayBeWaiting = false;
       // A retry coming due before the next poll: woken then. (Due rows held back behind an earlier row of their
       // conversation wait for the poll, or for the wake after that row's delivery.)
       const until = due ? due.getTime() - Date.now() : Infinity;
@@ -212,6 +221,8 @@ export function createOutboxWorker(options: {
   }
 
   function wake(): void {
+    mayBeWaiting = true;
+    wakes++;
     if (!running || deliverers.size === 0) return;
     if (looping) {
       again = true;

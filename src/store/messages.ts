@@ -2,7 +2,7 @@
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import type { OutboxRow } from './outbox.js';
+import type { LeasedRows, OutboxRow } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
 import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
@@ -96,14 +96,15 @@ export async function writeMessagesWithOutbox(
   drafts: readonly MessageDraft[],
   now: Date,
   outbox: SentOutbox,
-): Promise<{ written: WrittenMessages; leased: OutboxRow[] }> {
+): Promise<{ written: WrittenMessages } & LeasedRows> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
   const spec = JSON.stringify({ webhook_urls: outbox.webhookUrls, push: outbox.push });
-  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: (Omit<OutboxRow, 'created_at'> & { created_at: string })[] } }>`
+  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: (Omit<OutboxRow, 'created_at'> & { created_at: string })[]; waiting: number } }>`
     select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`.execute(db);
-  const { written, outbox: leased } = rows[0]!.answer;
+  const { written, outbox: leased, waiting } = rows[0]!.answer;
   return {
     written: writtenMessages(drafts, now, written),
+    waiting: Number(waiting),
     leased: leased.map((r) => ({ ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at) })),
   };
 }

@@ -58,6 +58,12 @@ export async function insertOutbox(db: DB | Tx, rows: readonly OutboxDraft[]): P
     .execute();
 }
 
+/** Rows written leased to the writer (to deliver after its commit), and how many were written to wait their turn. */
+export interface LeasedRows {
+  readonly leased: OutboxRow[];
+  readonly waiting: number;
+}
+
 /**
  * Inserts the rows of an action that holds its conversations' locks exclusively (a send), in one statement;
  * a row that is the first waiting one of its conversation, kind and target (or has no conversation) is
@@ -66,8 +72,8 @@ export async function insertOutbox(db: DB | Tx, rows: readonly OutboxDraft[]): P
  * claimed when the lease ends). The other rows wait their turn and are claimed as usual. Exclusive locks
  * matter: a concurrent writer of the same conversation waits for this commit, then sees these rows.
  */
-export async function insertOutboxLeasingHeads(db: DB | Tx, rows: readonly OutboxDraft[], leaseUntil: Date): Promise<OutboxRow[]> {
-  if (rows.length === 0) return [];
+export async function insertOutboxLeasingHeads(db: DB | Tx, rows: readonly OutboxDraft[], leaseUntil: Date): Promise<LeasedRows> {
+  if (rows.length === 0) return { leased: [], waiting: 0 };
   const drafts = rows.map((r) => ({ kind: r.kind, target: r.target ?? '', conversation_id: r.conversation_id, type: r.type, payload: r.payload }));
   const { rows: inserted } = await sql<OutboxRow & { leased: boolean }>`
     insert into outbox (kind, target, conversation_id, type, payload, next_attempt_at)
@@ -80,10 +86,11 @@ export async function insertOutboxLeasingHeads(db: DB | Tx, rows: readonly Outbo
       with ordinality as r(kind, target, conversation_id, type, payload, ord)
     order by r.ord
     returning id, kind, target, conversation_id, type, payload, attempts, created_at, next_attempt_at > created_at as leased`.execute(db);
-  return inserted
+  const leased = inserted
     .filter((r) => r.leased)
     .map(({ leased: _, ...r }) => ({ ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at) }))
     .sort((a, b) => a.id - b.id);
+  return { leased, waiting: inserted.length - leased.length };
 }
 
 /**

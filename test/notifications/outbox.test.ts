@@ -90,11 +90,13 @@ for (const database of DATABASES) {
       const lease = new Date(Date.now() + 60_000);
       const draft = (conversation_id: number | null, n: number) => ({ kind: 'lease-test', target: 'u', conversation_id, type: 'MessageSent', payload: { n } });
       // Two rows of conversation 901 in one statement, one of 902, one with no conversation: all first in line.
-      const first = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 1), draft(901, 2), draft(902, 3), draft(null, 4)], lease));
+      const { leased: first, waiting } = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 1), draft(901, 2), draft(902, 3), draft(null, 4)], lease));
+      assert.equal(waiting, 0);
       assert.deepEqual(first.map((r) => (r.payload as { n: number }).n), [1, 2, 3, 4]);
       assert.ok(first.every((r, i) => i === 0 || r.id > first[i - 1]!.id), 'in id order');
       // While they wait, a later row of 901 is not leased, and no claim takes any of them.
-      const later = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 5), draft(903, 6)], lease));
+      const { leased: later, waiting: behind } = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(901, 5), draft(903, 6)], lease));
+      assert.equal(behind, 1);
       assert.deepEqual(later.map((r) => (r.payload as { n: number }).n), [6]);
       assert.deepEqual(await claimDue(db, ['lease-test'], 50, new Date(), lease), [], 'nothing claimable: leased, or behind a leased row');
       await db.deleteFrom('outbox').where('kind', '=', 'lease-test').execute();
@@ -120,7 +122,7 @@ for (const database of DATABASES) {
       worker.start();
       try {
         const draft = (conversation_id: number | null, n: number) => ({ kind: 'lease-deliver', conversation_id, type: 'MessageSent', payload: { n } });
-        const leased = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(911, 1), draft(911, 2), draft(911, 3), draft(912, 4)], new Date(Date.now() + 60_000)));
+        const { leased } = await inTransaction(db, (trx) => insertOutboxLeasingHeads(trx, [draft(911, 1), draft(911, 2), draft(911, 3), draft(912, 4)], new Date(Date.now() + 60_000)));
         assert.equal(leased.length, 4);
         worker.deliverLeased(leased);
         const deadline = Date.now() + 10_000;

@@ -9,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
 // build the payload as broadcast ("sent": the message as written; "recipient_ids": the other participants);
 // a push row, the message's ids. A row that is first in its conversation's queue (or has none) is written
 // leased to the caller until lease_until (null: no lease), and comes back in "outbox" for the caller to deliver
-// after the commit without a claim (src/store/outbox.ts, insertOutboxLeasingHeads, says why that is safe: the
+// after the commit without a claim ("waiting": how many rows were written to wait their turn instead) (src/store/outbox.ts, insertOutboxLeasingHeads, says why that is safe: the
 // send holds its conversations' locks exclusively).
 // One statement per query: PGlite's extended protocol takes a single statement at a time.
 const statements = [
@@ -19,6 +19,7 @@ const statements = [
     declare
       written json;
       leased json;
+      waiting bigint;
     begin
       written := parley_send_messages(drafts, sent_at);
       with sent as (
@@ -62,11 +63,12 @@ const statements = [
         returning id, kind, target, conversation_id, type, payload, attempts, created_at, next_attempt_at > created_at as leased
       )
       select coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'target', i.target, 'conversation_id', i.conversation_id,
-          'type', i.type, 'payload', i.payload, 'attempts', i.attempts, 'created_at', i.created_at) order by i.id), '[]')
-        into leased
-        from ins i where i.leased;
-      -- The send function's answer as it is (its keys in their order), beside the leased rows.
-      return json_build_object('written', written, 'outbox', leased);
+          'type', i.type, 'payload', i.payload, 'attempts', i.attempts, 'created_at', i.created_at) order by i.id) filter (where i.leased), '[]'),
+          count(*) filter (where not i.leased)
+        into leased, waiting
+        from ins i;
+      -- The send function's answer as it is (its keys in their order), beside the leased rows and the count of the others.
+      return json_build_object('written', written, 'outbox', leased, 'waiting', waiting);
     end
     $$`,
 ];
