@@ -48,7 +48,7 @@ describe('startup failures in one line', () => {
     assert.match(describeStartupFailure(denied, false).text, /^Parley could not start: Cannot open \/srv\/data\/vapid\.json \(permission denied, EACCES\)\. Fix: /);
     assert.match(describeStartupFailure(denied, true).text, /\nError: EACCES\n/, 'the stack in debug');
     // The embedded database's directory: the same line and exit code.
-    assert.equal(databaseStartupError(err, null, '/srv/data').exitCode, 2);
+    assert.equal((databaseStartupError(err, null, '/srv/data') as StartupError).exitCode, 2);
     assert.match(databaseStartupError(err, null, '/srv/data').message, /^Cannot mkdir \/srv\/data \(a file is in the way of a directory, EEXIST\)\. Fix: .*CHAT_DATA_DIR/);
     // A network error is not a file's: it keeps its own line.
     assert.equal(describeStartupFailure(systemError('ECONNREFUSED'), false).exitCode, 1);

@@ -62,7 +62,7 @@ describe('the settings table', () => {
       const named = /^`([A-Z_]+)`$/.exec(cells[3] ?? '');
       if (!line.startsWith('|') || !named || !(named[1]! in SETTINGS)) continue;
       const value = settingDefault(named[1] as SettingName);
-      const numbers = (cells[2] ?? '').replaceAll(',', '').match(/\d+/g) ?? [];
+      const numbers: string[] = (cells[2] ?? '').replaceAll(',', '').match(/\d+/g) ?? [];
       assert.ok(numbers.includes(String(value)), `docs/api.md: ${named[1]} is ${value} by default, the table says "${cells[2]}"`);
       checked++;
     }
