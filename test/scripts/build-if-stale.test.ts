@@ -100,7 +100,7 @@ describe('npm start: build only when sources changed', () => {
     assert.deepEqual(build('--force').builds, ['tsc', 'vite']);
   });
 
-  test('npm start runs the script, then the built server (exec: npm's signals reach it, test/scripts/npm-start.test.ts)', () => {
+  test('npm start runs the script, then the built server (with exec, so npm\'s signals reach it)', () => {
     const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.equal(scripts.start, 'node scripts/build-if-stale.mjs && exec node dist/src/main.js');
     assert.equal(scripts.build, 'node scripts/build-if-stale.mjs --force');
