@@ -206,7 +206,11 @@ export function createOutboxWorker(options: {
     try {
       const wakesBefore = wakes;
       const due = await nextDueAt(db);
-      if (due === null && wakes === wakesBefore) mayBeWaiting = false;
+      // Nothing a claim could take now: the rows left are leased (being delivered) or wait for a later retry,
+      // for which the timer below or the poll wakes the worker. (Counting leased rows kept this set for as long
+      // as any delivery was under way, so under load every delete of delivered rows was followed by a claim and
+      // this look, some 200 pairs of queries a second that found nothing.)
+      if ((due === null || due.getTime() > Date.now()) && wakes === wakesBefore) mayBeWaiting = false;
       // A retry coming due before the next poll: woken then. (Due rows held back behind an earlier row of their
       // conversation wait for the poll, or for the wake after that row's delivery.)
       const until = due ? due.getTime() - Date.now() : Infinity;
