@@ -89,7 +89,8 @@ export interface SentWebhookPayload {
 /**
  * writeMessages, and the messages' outbox rows in the same statement and transaction (one round trip); for
  * plain messages only (no attachment, reply or forward: their webhook payload is built from the write alone).
- * Returns the rows leased to the caller, in id order.
+ * Returns the rows leased to the caller, in id order. The function answers only their ids (migration 011): their
+ * payloads are built here from the write, as the function built the stored ones (sentOutboxPayload).
  */
 export async function writeMessagesWithOutbox(
   db: DB,
@@ -99,14 +100,44 @@ export async function writeMessagesWithOutbox(
 ): Promise<{ written: WrittenMessages } & LeasedRows> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
   const spec = JSON.stringify({ webhook_urls: outbox.webhookUrls, push: outbox.push });
-  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: (Omit<OutboxRow, 'created_at'> & { created_at: string })[]; waiting: number } }>`
+  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: [number, number, string, string][]; waiting: number; created_at: string } }>`
     select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`.execute(db);
-  const { written, outbox: leased, waiting } = rows[0]!.answer;
+  const answer = rows[0]!.answer;
+  const written = writtenMessages(drafts, now, answer.written);
+  const draftOf = new Map(written.results.flatMap((r, i) => (r.id === null ? [] : [[r.id, i] as const])));
+  const createdAt = new Date(answer.created_at);
   return {
-    written: writtenMessages(drafts, now, written),
-    waiting: Number(waiting),
-    leased: leased.map((r) => ({ ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at) })),
+    written,
+    waiting: Number(answer.waiting),
+    leased: answer.outbox.map(([id, messageId, kind, target]) => {
+      const i = draftOf.get(Number(messageId))!;
+      const draft = drafts[i]!;
+      return {
+        id: Number(id),
+        kind,
+        target,
+        conversation_id: kind === 'push' ? null : draft.conversation_id,
+        type: 'MessageSent',
+        payload: sentOutboxPayload(kind, draft, written, i),
+        attempts: 0,
+        created_at: createdAt,
+      };
+    }),
   };
+}
+
+/** The payload parley_send_messages_with_outbox stores for a message it wrote (migrations 010, 011), built from the write. */
+function sentOutboxPayload(kind: string, draft: MessageDraft, written: WrittenMessages, i: number): unknown {
+  const { id, sender } = written.results[i]!;
+  if (kind === 'push') return { conversation_id: draft.conversation_id, message_id: id, sender_id: sender!.id };
+  const sent: SentWebhookPayload = {
+    sent: { id: id!, conversation_id: draft.conversation_id, body: draft.body, sender: sender!, created_at: written.at.toISOString() },
+    recipient_ids: (written.readers.get(draft.conversation_id) ?? [])
+      .map((r) => r.user_id)
+      .filter((u) => u !== sender!.id)
+      .sort((a, b) => a - b),
+  };
+  return sent;
 }
 
 /** What parley_send_messages answers (migrations 002, 003). */
