@@ -73,9 +73,6 @@ const statements = [
     $$`,
 ];
 
-/** The function as this migration creates it; migration 011 re-creates it with a cheaper queue check. */
-export const SEND_WITH_OUTBOX_FUNCTION: string = statements[0]!;
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

@@ -9,7 +9,7 @@ import * as pushSubscriptions from './006_push_subscriptions.js';
 import * as attachmentsAtScale from './007_attachments_at_scale.js';
 import * as sendLocksAttachments from './009_send_locks_attachments.js';
 import * as sendWithOutbox from './010_send_with_outbox.js';
-import * as outboxQueueCheck from './011_outbox_queue_check.js';
+import * as sendWithOutboxInOneQuery from './011_send_with_outbox_in_one_query.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -21,7 +21,7 @@ const migrations: Record<string, Migration> = {
   '007_attachments_at_scale': attachmentsAtScale,
   '009_send_locks_attachments': sendLocksAttachments,
   '010_send_with_outbox': sendWithOutbox,
-  '011_outbox_queue_check': outboxQueueCheck,
+  '011_send_with_outbox_in_one_query': sendWithOutboxInOneQuery,
 };
 
 export const migrationProvider: MigrationProvider = {
