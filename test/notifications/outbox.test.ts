@@ -8,8 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { createOutboxWorker, retryDelayMs, type OutboxEvents } from '../../src/notifications/outbox-worker.js';
 import { claimDue, insertOutbox, insertOutboxLeasingHeads, type OutboxRow } from '../../src/store/outbox.js';
+import { writeMessagesWithOutbox, type MessageDraft } from '../../src/store/messages.js';
 import { inTransaction } from '../../src/store/transaction.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
+import { direct, newUsers } from '../http/helpers.js';
 
 test('backoff: the first retry within 10 s, then doubling with jitter, at most 30 minutes', () => {
   for (let i = 0; i < 100; i++) {
@@ -102,6 +104,36 @@ for (const database of DATABASES) {
       await db.deleteFrom('outbox').where('kind', '=', 'lease-test').execute();
     });
 
+    test("a send's leased rows, rebuilt from its write, are the rows it stored (payloads included)", async () => {
+      const db = app.app.chat.db;
+      // Two direct conversations (made through the API), three plain messages in one batch.
+      const [a, b, c, d] = newUsers(4);
+      const conversations = [await direct(app, a, b), await direct(app, c, d)];
+      const draft = (conversation_id: number, sender_id: number, body: string): MessageDraft => ({
+        conversation_id, sender_id, body, attachment_id: null, reply_to_id: null, forwarded_from_message_id: null,
+        forwarded_from_conversation_id: null, forwarded_from_sender_id: null, client_message_id: null, mentioned_user_ids: [],
+      });
+      const drafts = [draft(conversations[0]!, a, 'first'), draft(conversations[1]!, d, 'naïve 🙂'), draft(conversations[0]!, b, 'third')];
+      const { leased, waiting } = await writeMessagesWithOutbox(db, drafts, new Date(), {
+        webhookUrls: ['https://hooks.example/a', 'https://hooks.example/b'],
+        push: true,
+        leaseUntil: new Date(Date.now() + 60_000),
+      });
+      assert.equal(waiting, 0);
+      assert.equal(leased.length, 3 * 3, 'two webhooks and a push per message');
+      const stored = await db.selectFrom('outbox').select(['id', 'kind', 'target', 'conversation_id', 'type', 'payload', 'attempts', 'created_at']).where('id', 'in', leased.map((r) => r.id)).orderBy('id').execute();
+      const normal = (rows: readonly object[]) =>
+        rows.map((row) => {
+          const r = row as Record<string, unknown>;
+          return { ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at as string).getTime(), payload: sentAtAsTime(r.payload) };
+        });
+      assert.deepEqual(normal(leased), normal(stored));
+      const webhook = leased.find((r) => r.kind === 'webhook' && r.conversation_id === conversations[1])!.payload as { sent: { body: string; sender: { id: number } }; recipient_ids: number[] };
+      assert.equal(webhook.sent.body, 'naïve 🙂');
+      assert.deepEqual(webhook.recipient_ids, [c]);
+      await db.deleteFrom('outbox').where('id', 'in', leased.map((r) => r.id)).execute();
+    });
+
     test('leased rows are delivered without a claim, in order per conversation; a failed one holds back the rest', async () => {
       const db = app.app.chat.db;
       const delivered: number[] = [];
@@ -138,4 +170,10 @@ for (const database of DATABASES) {
       assert.equal((await db.selectFrom('outbox').select('id').where('kind', '=', 'lease-deliver').execute()).length, 0, 'delivered rows deleted');
     });
   });
+}
+
+/** A stored payload's sent.created_at is PostgreSQL's text of the time, a rebuilt one JavaScript's: compared as times. */
+function sentAtAsTime(payload: unknown): unknown {
+  const p = payload as { sent?: { created_at: string } };
+  return p.sent ? { ...p, sent: { ...p.sent, created_at: new Date(p.sent.created_at).getTime() } } : payload;
 }
