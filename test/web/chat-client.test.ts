@@ -382,8 +382,11 @@ describe('web client in Chromium', { skip }, () => {
     await bob.locator('#composer-input').fill('Love the new logo! 😍');
     await bob.locator('#composer-input').press('Enter');
     await seeText(message(alice, 'Love the new logo!').locator('.reply-quote'), 'Our logo');
-    await message(bob, 'Our logo').hover();
-    await message(bob, 'Our logo').getByRole('button', { name: 'React to message from Alice' }).click();
+    // From the keyboard (the toolbar shows while the message has focus within): a click's pointer, moved onto
+    // the toolbar above the bubble, could find the message no longer hovered after the list scrolled and hit
+    // the bubble of the message above instead.
+    await message(bob, 'Our logo').getByRole('button', { name: 'React to message from Alice' }).focus();
+    await message(bob, 'Our logo').getByRole('button', { name: 'React to message from Alice' }).press('Enter');
     await bob.getByRole('button', { name: 'React with 🎉' }).click();
     await message(alice, 'Our logo').locator('.reaction').waitFor();
     await alice.locator('#composer-input').fill('Thanks! It ships with the next release.');
