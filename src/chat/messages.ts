@@ -11,6 +11,7 @@ import {
   findByClientId,
   findVisibleMessage,
   pageMessageIds,
+  recipientsOf,
   softDelete,
   writeMessages,
   writeMessagesWithOutbox,
@@ -233,7 +234,7 @@ async function insertSentRows(
   }
   return notifications.writeLeased(trx, events, (e) => {
     const m = e.payload as MessageResource;
-    return (written.readers.get(m.conversation_id) ?? []).map((r) => r.user_id).filter((u) => u !== m.sender.id);
+    return recipientsOf(written, m.conversation_id, m.sender.id);
   });
 }
 

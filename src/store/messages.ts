@@ -132,12 +132,17 @@ function sentOutboxPayload(kind: string, draft: MessageDraft, written: WrittenMe
   if (kind === 'push') return { conversation_id: draft.conversation_id, message_id: id, sender_id: sender!.id };
   const sent: SentWebhookPayload = {
     sent: { id: id!, conversation_id: draft.conversation_id, body: draft.body, sender: sender!, created_at: written.at.toISOString() },
-    recipient_ids: (written.readers.get(draft.conversation_id) ?? [])
-      .map((r) => r.user_id)
-      .filter((u) => u !== sender!.id)
-      .sort((a, b) => a - b),
+    recipient_ids: recipientsOf(written, draft.conversation_id, sender!.id),
   };
   return sent;
+}
+
+/** A written message's recipients: its conversation's participants but its sender, ascending (as the send function stores them). */
+export function recipientsOf(written: WrittenMessages, conversationId: number, senderId: number): number[] {
+  return (written.readers.get(conversationId) ?? [])
+    .map((r) => r.user_id)
+    .filter((u) => u !== senderId)
+    .sort((a, b) => a - b);
 }
 
 /** What parley_send_messages answers (migrations 002, 003). */
