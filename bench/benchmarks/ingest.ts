@@ -7,9 +7,6 @@
 // Baseline in the same run, on the same PostgreSQL database and table: a raw single-row INSERT loop with
 // `pg`, as many in flight as the sends (and once on a single connection, one after the other).
 // CPU per message: the cores a process used during the measurement × its seconds / the messages sent.
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { sleep } from '../../testkit/wait.js';
 import { ClientPool } from '../lib/clients.js';
@@ -20,6 +17,7 @@ import { cpuAccount, log, progress } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { Histogram, summarize } from '../lib/stats.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
+import { startWebhookReceiver } from '../lib/webhooks.js';
 import { marker } from '../load/protocol.js';
 import type { BenchOptions } from '../run.js';
 
@@ -57,11 +55,12 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
   const notes: string[] = [];
 
   // Webhooks off and on (docs/notifications.md: CHAT_WEBHOOK_URLS pointing at a local receiver answering 200, so
-  // every send also writes its outbox row and is delivered as a webhook) on two nodes started together, each on a
+  // every send also writes its outbox row and is delivered as a webhook; the receiver is a process of its own, as a
+  // host app's would be, so that its work does not hold up this process's send loop) on two nodes started together, each on a
   // fresh database, measured in rounds that take turns: a burst of load from outside the benchmark then hurts one
   // round, not one setup, and each setup's best round is reported (the on/off ratio compares best with best).
   log('- Parley (PostgreSQL), webhooks off and on in turns');
-  const receiver = await webhookReceiver();
+  const receiver = await startWebhookReceiver();
   const postgresTarget = await parleyTarget();
   let hooksTarget: Target | undefined;
   let postgres: Measured | undefined;
@@ -78,13 +77,13 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
       const off = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages');
       if (!postgres || off.row.figures.perSecond! > postgres.row.figures.perSecond!) postgres = off;
       log(`- Parley (PostgreSQL) with webhooks on${suffix}`);
-      const on = await sendLoad(hooksTarget, p, hooksConversations, 'Parley, PostgreSQL, webhooks on: POST /messages');
+      const on = await sendLoad(hooksTarget, p, hooksConversations, 'Parley, PostgreSQL, webhooks on: POST /messages', receiver.pid);
       sentWithHooks += on.sent;
       if (!withHooks || on.row.figures.perSecond! > withHooks.row.figures.perSecond!) withHooks = on;
     }
     // Webhooks delivered (every round's) by the end of the last measurement plus a few seconds.
-    for (let waited = 0; waited < 10_000 && receiver.received() < sentWithHooks; waited += 200) await sleep(200);
-    withHooks!.row.figures.webhooksDelivered = receiver.received() / sentWithHooks;
+    for (let waited = 0; waited < 10_000 && (await receiver.received()) < sentWithHooks; waited += 200) await sleep(200);
+    withHooks!.row.figures.webhooksDelivered = (await receiver.received()) / sentWithHooks;
     await hooksTarget.stop();
     hooksTarget = undefined;
     await postgresTarget.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
@@ -208,7 +207,8 @@ async function setUp(t: Target, p: Params): Promise<Conversation[]> {
   return conversations;
 }
 
-async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string): Promise<Measured> {
+/** receiverPid: the webhook receiver's process, whose CPU is counted with the clients'. */
+async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string, receiverPid?: number): Promise<Measured> {
   const parley = t.node!;
   const { pool, failed, errors } = await ClientPool.connect({
     label: `${t.name}: members`,
@@ -237,7 +237,7 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[], set
     http = new Histogram();
     pool.measure();
     const dbPids = await t.databasePids();
-    const cpu = cpuAccount(t.pid, pool.pids, dbPids);
+    const cpu = cpuAccount(t.pid, receiverPid === undefined ? pool.pids : [...pool.pids, receiverPid], dbPids);
     const line = progress(`${t.name}: sending`);
     let lastSent = 0;
     const loop = await closedLoop(send, p.inFlight, p.seconds * 1000, (sent) => {
@@ -326,24 +326,4 @@ async function insertLoops(t: Target, p: Params, conversations: Conversation[]):
     }
   }
   return rows;
-}
-
-/** A host app's webhook endpoint for the bench: answers 200 to every POST, counts MessageSent webhooks. */
-async function webhookReceiver() {
-  let received = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if ((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string }).type === 'MessageSent') received++;
-      res.writeHead(200).end();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    received: () => received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
