@@ -14,6 +14,7 @@ import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catal
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
+import { createFeedPruner } from './chat/feed-pruner.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
 import { pushAudience } from './push/audience.js';
@@ -195,6 +196,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     registry: metrics.registry,
   });
 
+  const feedPruner = createFeedPruner({ db: database.db, retentionSeconds: config.limits.syncRetentionSeconds, logger });
+
   const http = await buildHttpApp(
     {
       config,
@@ -252,6 +255,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
         throw listenStartupError(err, config.host, config.port);
       });
       attachmentSweeper.start();
+      feedPruner.start();
       outbox.start();
       const address = http.server.address();
       return typeof address === 'object' && address ? address.port : config.port;
@@ -272,6 +276,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await outbox.stop();
       pusherHttp?.close();
       await attachmentSweeper.stop();
+      await feedPruner.stop();
       await redis?.close();
       await database.close();
     },

@@ -41,6 +41,8 @@ export interface Limits {
   /** CHAT_UPLOAD_QUOTA_BYTES: the bytes of one user's attachments together. */
   readonly uploadQuotaBytes: number;
   readonly groupMaxParticipants: number;
+  /** CHAT_SYNC_RETENTION_S: how long GET /sync can catch up from a cursor (and the feed keeps its changes). */
+  readonly syncRetentionSeconds: number;
   /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
   readonly typingPerMinute: number;
@@ -275,6 +277,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       attachmentMaxBytes: v.CHAT_ATTACHMENT_MAX_BYTES,
       uploadQuotaBytes: v.CHAT_UPLOAD_QUOTA_BYTES,
       groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
+      syncRetentionSeconds: v.CHAT_SYNC_RETENTION_S,
       sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
       heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,

@@ -6,7 +6,7 @@ import { blockedUsers, deleteBlock, insertBlock, messagingBlockedUserIds } from 
 import { findDirect } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation, lockUsers } from '../store/locks.js';
-import { inTransaction, type Tx } from '../store/transaction.js';
+import { unitOfWork, type Work } from './unit-of-work.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import type { UserResource } from './resources.js';
@@ -26,21 +26,13 @@ async function lockPair(trx: DB, userId: number, otherId: number): Promise<boole
   return true;
 }
 
-/** The webhook of a block or unblock: once (not per recipient), the event as the blocker receives it. */
-async function writeBlockRow(ctx: ChatContext, trx: Tx, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[] }): Promise<void> {
+/**
+ * UserBlockChanged to both users, each with their own list; the webhook tells it once, as the blocker receives it.
+ */
+function announce(work: Work, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[]; theirs: number[] }): void {
   const base = { blocker_id: actor.userId, blocked_user_id: otherId, blocked };
-  await ctx.notifications?.write(trx, [event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: ids.mine })]);
-}
-
-async function announce(ctx: ChatContext, actor: Actor, otherId: number, blocked: boolean, ids: { mine: number[]; theirs: number[] }): Promise<void> {
-  const base = { blocker_id: actor.userId, blocked_user_id: otherId, blocked };
-  await ctx.broadcaster.dispatch(
-    [
-      event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: ids.mine }),
-      event('UserBlockChanged', otherId, { ...base, messaging_blocked_user_ids: ids.theirs }),
-    ],
-    actor.socketId,
-  );
+  work.emit(event('UserBlockChanged', actor.userId, { ...base, messaging_blocked_user_ids: ids.mine }));
+  work.emitWithoutWebhook(event('UserBlockChanged', otherId, { ...base, messaging_blocked_user_ids: ids.theirs }));
 }
 
 /** In the transaction, one query after the other (a transaction's connection runs one at a time). */
@@ -51,26 +43,22 @@ async function blockedIdsOfPair(trx: DB, userId: number, otherId: number) {
 
 export async function blockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {
   if (userId === actor.userId) throw invalid('user_id', 'You cannot block yourself.');
-  const ids = await inTransaction(ctx.db, async (trx) => {
-    if (!(await lockPair(trx, actor.userId, userId))) throw notFound('User');
-    await insertBlock(trx, actor.userId, userId, new Date());
-    const ids = await blockedIdsOfPair(trx, actor.userId, userId);
-    await writeBlockRow(ctx, trx, actor, userId, true, ids);
+  const ids = await unitOfWork(ctx, actor, async (work) => {
+    if (!(await lockPair(work.trx, actor.userId, userId))) throw notFound('User');
+    await insertBlock(work.trx, actor.userId, userId, new Date());
+    const ids = await blockedIdsOfPair(work.trx, actor.userId, userId);
+    announce(work, actor, userId, true, ids);
     return ids;
   });
-  ctx.notifications?.committed();
-  await announce(ctx, actor, userId, true, ids);
   return { messaging_blocked_user_ids: ids.mine };
 }
 
 export async function unblockUser(ctx: ChatContext, actor: Actor, userId: number): Promise<{ messaging_blocked_user_ids: number[] }> {
-  const ids = await inTransaction(ctx.db, async (trx) => {
-    if (!(await lockPair(trx, actor.userId, userId)) || !(await deleteBlock(trx, actor.userId, userId))) throw notFound('Block');
-    const ids = await blockedIdsOfPair(trx, actor.userId, userId);
-    await writeBlockRow(ctx, trx, actor, userId, false, ids);
+  const ids = await unitOfWork(ctx, actor, async (work) => {
+    if (!(await lockPair(work.trx, actor.userId, userId)) || !(await deleteBlock(work.trx, actor.userId, userId))) throw notFound('Block');
+    const ids = await blockedIdsOfPair(work.trx, actor.userId, userId);
+    announce(work, actor, userId, false, ids);
     return ids;
   });
-  ctx.notifications?.committed();
-  await announce(ctx, actor, userId, false, ids);
   return { messaging_blocked_user_ids: ids.mine };
 }

@@ -3,12 +3,12 @@ import { findDirect, inboxPage, insertDirect } from '../store/conversations.js';
 import { lockUsers } from '../store/locks.js';
 import { setMute } from '../store/participants.js';
 import { conversationView, loadSharedConversations } from '../store/read-model.js';
-import { inTransaction } from '../store/transaction.js';
 import type { ConversationView } from './resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
-import { inboxEvents } from './inbox.js';
+import { cursorNow } from './sync.js';
+import { unitOfWork } from './unit-of-work.js';
 
 export interface Page<T> {
   readonly data: T[];
@@ -27,17 +27,32 @@ function decodeCursor(cursor: string): { at: Date; id: number } {
   return { at: new Date(at), id };
 }
 
-/** The user's conversations, newest activity first: four queries whatever the page size. */
-export async function listInbox(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<ConversationView>> {
+/**
+ * The user's conversations, newest activity first: four queries whatever the page size, in one snapshot with the
+ * change feed's position (sync_cursor), so syncing from it misses nothing the page does not show.
+ */
+export async function listInbox(
+  ctx: ChatContext,
+  actor: Actor,
+  options: { cursor?: string; limit: number },
+): Promise<Page<ConversationView> & { sync_cursor: string }> {
   const after = options.cursor ? decodeCursor(options.cursor) : undefined;
-  const rows = await inboxPage(ctx.db, actor.userId, { after, limit: options.limit + 1 });
-  const page = rows.slice(0, options.limit);
-  const shared = await loadSharedConversations(ctx.db, page.map((r) => r.id));
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => conversationView(shared.get(row.id)!, row)),
-    next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_activity_at, last.id) : null,
-  };
+  return ctx.db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const syncCursor = await cursorNow(trx);
+      const rows = await inboxPage(trx, actor.userId, { after, limit: options.limit + 1 });
+      const page = rows.slice(0, options.limit);
+      const shared = await loadSharedConversations(trx, page.map((r) => r.id));
+      const last = page.at(-1);
+      return {
+        data: page.map((row) => conversationView(shared.get(row.id)!, row)),
+        next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_activity_at, last.id) : null,
+        sync_cursor: syncCursor,
+      };
+    });
 }
 
 /** One conversation as the actor sees it (the HTTP API's ConversationResource). */
@@ -58,16 +73,16 @@ export async function openDirect(
   otherUserId: number,
 ): Promise<{ conversation: ConversationView; created: boolean }> {
   if (otherUserId === actor.userId) throw invalid('user_id', 'A direct conversation needs another user.');
-  const { id, created } = await inTransaction(ctx.db, async (trx) => {
+  const { id, created } = await unitOfWork(ctx, actor, async ({ trx, inboxChanged }) => {
     const found = await lockUsers(trx, [actor.userId, otherUserId]);
     if (!found.has(otherUserId)) throw notFound('User');
     await refuseIfBlocked(trx, actor.userId, otherUserId);
     // The unique direct_key makes two simultaneous opens (on any node) agree on one conversation.
     const createdId = await insertDirect(trx, actor.userId, otherUserId, new Date());
-    return createdId !== null ? { id: createdId, created: true } : { id: (await findDirect(trx, actor.userId, otherUserId))!, created: false };
+    if (createdId === null) return { id: (await findDirect(trx, actor.userId, otherUserId))!, created: false };
+    inboxChanged(createdId);
+    return { id: createdId, created: true };
   });
-
-  if (created) await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, id), actor.socketId);
   return { conversation: await getConversation(ctx, actor, id), created };
 }
 

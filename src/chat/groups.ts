@@ -1,6 +1,6 @@
-// Groups: creation, settings, participants and roles, leaving and deletion. Each change: lock the group →
-// check the actor's current role → write → commit → events, so two changes never both pass a stale check.
-import { conversationChannel, event, type ChangeType, type DomainEvent } from '../events/catalog.js';
+// Groups: creation, settings, participants and roles, leaving and deletion. Each change is a unit of work: lock
+// the group → check the actor's current role → write → emit, so two changes never both pass a stale check.
+import { event, type ChangeType, type DomainEvent } from '../events/catalog.js';
 import { deleteConversation, insertGroup, participantCount, updateSettings } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation } from '../store/locks.js';
@@ -8,12 +8,11 @@ import { latestMessageId } from '../store/messages.js';
 import { addMembers, findParticipant, heirOf, participantIds, removeMember, setRole } from '../store/participants.js';
 import { loadPreviews } from '../store/read-model.js';
 import type { Role } from '../store/schema.js';
-import { inTransaction } from '../store/transaction.js';
 import { missingUsers } from '../store/users.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
-import { inboxEvents } from './inbox.js';
+import { unitOfWork } from './unit-of-work.js';
 import { getConversation } from './conversations.js';
 import type { ConversationView } from './resources.js';
 
@@ -75,10 +74,11 @@ export async function createGroup(
   const others = [...new Set(input.user_ids)].filter((id) => id !== actor.userId);
   checkSize(ctx, others.length + 1);
   await requireUsers(ctx.db, others);
-  const id = await inTransaction(ctx.db, (trx) =>
-    insertGroup(trx, { name, avatar_url: input.avatar_url ?? null, ownerId: actor.userId, memberIds: others }, new Date()),
-  );
-  await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, id), actor.socketId);
+  const id = await unitOfWork(ctx, actor, async (work) => {
+    const id = await insertGroup(work.trx, { name, avatar_url: input.avatar_url ?? null, ownerId: actor.userId, memberIds: others }, new Date());
+    work.inboxChanged(id);
+    return id;
+  });
   return getConversation(ctx, actor, id);
 }
 
@@ -86,11 +86,11 @@ export async function updateGroup(ctx: ChatContext, actor: Actor, groupId: numbe
   const changes: { name?: string; avatar_url?: string | null } = {};
   if (input.name !== undefined) changes.name = groupName(input.name);
   if (input.avatar_url !== undefined) changes.avatar_url = input.avatar_url;
-  await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, inboxChanged }) => {
     await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     await updateSettings(trx, groupId, changes, new Date());
+    inboxChanged(groupId);
   });
-  await ctx.broadcaster.dispatch(await inboxEvents(ctx.db, groupId), actor.socketId);
   return getConversation(ctx, actor, groupId);
 }
 
@@ -98,74 +98,56 @@ export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: n
   const wanted = [...new Set(userIds)];
   if (wanted.length === 0) throw invalid('user_ids', 'Name at least one user.');
   await requireUsers(ctx.db, wanted);
-  const added = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
     const { conversation } = await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     const present = new Set(await participantIds(trx, groupId));
     const fresh = wanted.filter((id) => !present.has(id));
-    if (fresh.length === 0) return [];
+    if (fresh.length === 0) return;
     checkSize(ctx, conversation.participant_count + fresh.length);
     // Newcomers start with the history read: they were not there for it.
     const added = await addMembers(trx, groupId, fresh, await latestMessageId(trx, groupId), new Date());
-    if (added.length === 0) return [];
-    // Built in the transaction: the outbox row (webhook) holds what is broadcast.
-    const changed = await participantsChanged(trx, groupId, 'added', actor.userId, added);
-    await ctx.notifications?.write(trx, [changed]);
-    return { added, changed };
+    if (added.length === 0) return;
+    emit(await participantsChanged(trx, groupId, 'added', actor.userId, added));
+    inboxChanged(groupId);
   });
-  ctx.notifications?.committed();
-  const inbox = await inboxEvents(ctx.db, groupId);
-  if (!Array.isArray(added)) {
-    await ctx.broadcaster.dispatch([added.changed, ...inbox], actor.socketId);
-  }
   return getConversation(ctx, actor, groupId);
 }
 
 export async function removeParticipant(ctx: ChatContext, actor: Actor, groupId: number, userId: number): Promise<void> {
-  const events = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit, revoke }) => {
     const { participant } = await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     if (userId === actor.userId) throw new ChatError('conflict', 'Use leave to leave a group yourself.');
     const target = await findParticipant(trx, groupId, userId);
     if (!target) throw notFound('Participant');
     if (participant.role === 'admin' && target.role !== 'member') throw forbidden('forbidden_role', 'An admin may remove members only.');
     await removeMember(trx, groupId, userId, new Date());
-    const events = [
+    emit(
       await participantsChanged(trx, groupId, 'removed', actor.userId, [userId]),
       event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'removed' }),
-    ];
-    await ctx.notifications?.write(trx, events);
-    return events;
+    );
+    revoke(groupId, userId, 'removed');
   });
-  ctx.notifications?.committed();
-  // Their sockets stop receiving the conversation before anything else is said on it.
-  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'removed');
-  await ctx.broadcaster.dispatch(events, actor.socketId);
 }
 
 export async function changeRole(ctx: ChatContext, actor: Actor, groupId: number, userId: number, role: Role): Promise<void> {
-  const targets = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit }) => {
     // The actor's role as it is now: of two hand-overs at once, the second finds its actor an admin.
     await lockGroup(trx, groupId, actor.userId, ['owner']);
     if (userId === actor.userId) throw new ChatError('conflict', 'The owner cannot change their own role; hand ownership to someone else.');
     const target = await findParticipant(trx, groupId, userId);
     if (!target) throw notFound('Participant');
-    if (target.role === role) return null;
+    if (target.role === role) return;
     await setRole(trx, groupId, userId, role);
     // One owner per group: handing it over makes the previous owner an admin.
     if (role === 'owner') await setRole(trx, groupId, actor.userId, 'admin');
-    const changed = await participantsChanged(trx, groupId, 'role_changed', actor.userId, role === 'owner' ? [userId, actor.userId] : [userId]);
-    await ctx.notifications?.write(trx, [changed]);
-    return changed;
+    emit(await participantsChanged(trx, groupId, 'role_changed', actor.userId, role === 'owner' ? [userId, actor.userId] : [userId]));
   });
-  if (targets === null) return;
-  ctx.notifications?.committed();
-  await ctx.broadcaster.dispatch([targets], actor.socketId);
 }
 
 export async function leaveGroup(ctx: ChatContext, actor: Actor, groupId: number): Promise<void> {
-  const outcome = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit, revoke }) => {
     const { participant, conversation } = await lockGroup(trx, groupId, actor.userId);
     await removeMember(trx, groupId, actor.userId, new Date());
-    const events: DomainEvent[] = [];
     if (conversation.participant_count <= 1) {
       // Nobody is left to see it.
       await deleteConversation(trx, groupId);
@@ -173,32 +155,23 @@ export async function leaveGroup(ctx: ChatContext, actor: Actor, groupId: number
       // An owner's leaving hands the group to the longest-standing admin, else member.
       const heir = participant.role === 'owner' ? await heirOf(trx, groupId) : null;
       if (heir !== null) await setRole(trx, groupId, heir, 'owner');
-      events.push(await participantsChanged(trx, groupId, 'removed', actor.userId, [actor.userId]));
-      if (heir !== null) events.push(await participantsChanged(trx, groupId, 'role_changed', actor.userId, [heir]));
+      emit(await participantsChanged(trx, groupId, 'removed', actor.userId, [actor.userId]));
+      if (heir !== null) emit(await participantsChanged(trx, groupId, 'role_changed', actor.userId, [heir]));
     }
-    events.push(event('GroupMembershipRevoked', actor.userId, { conversation_id: groupId, user_id: actor.userId, reason: 'left' }));
-    await ctx.notifications?.write(trx, events);
-    return events;
+    emit(event('GroupMembershipRevoked', actor.userId, { conversation_id: groupId, user_id: actor.userId, reason: 'left' }));
+    revoke(groupId, actor.userId, 'left');
   });
-  ctx.notifications?.committed();
-  await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), actor.userId, 'left');
-  await ctx.broadcaster.dispatch(outcome, actor.socketId);
 }
 
 export async function deleteGroup(ctx: ChatContext, actor: Actor, groupId: number): Promise<void> {
-  const participants = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit, revoke }) => {
     await lockGroup(trx, groupId, actor.userId, ['owner']);
     const ids = await participantIds(trx, groupId);
     await deleteConversation(trx, groupId);
-    await ctx.notifications?.write(trx, revokedAll(groupId, ids));
-    return ids;
+    // Each member's own membership ends.
+    for (const userId of ids) {
+      emit(event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' }));
+      revoke(groupId, userId, 'group_deleted');
+    }
   });
-  ctx.notifications?.committed();
-  for (const userId of participants) await ctx.broadcaster.unsubscribeUser(conversationChannel(groupId), userId, 'group_deleted');
-  await ctx.broadcaster.dispatch(revokedAll(groupId, participants), actor.socketId);
-}
-
-/** A deleted group's GroupMembershipRevoked, one per member (each member's own membership ends). */
-function revokedAll(groupId: number, participants: readonly number[]): DomainEvent[] {
-  return participants.map((userId) => event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' }));
 }

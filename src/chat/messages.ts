@@ -21,13 +21,15 @@ import {
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
-import { inTransaction, retrying, type Tx } from '../store/transaction.js';
+import { inTransaction, type Tx } from '../store/transaction.js';
+import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
-import { inboxEvents, inboxUpdates } from './inbox.js';
+import { inboxUpdates } from './inbox.js';
+import { changesOf, unitOfWork, type InboxChange } from './unit-of-work.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
 export interface SendInput {
@@ -157,26 +159,17 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   }
 
   const now = new Date();
-  let written: WrittenMessages;
-  let resources: Map<number, MessageResource> | undefined;
-  let outboxRows: LeasedRows | undefined;
+  let sent: WrittenSends;
   const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
-    if (notifications && drafts.every(isPlain)) {
-      // With notifications, plain messages: the write and its outbox rows in one statement, its own transaction.
-      ({ written, ...outboxRows } = await retrying(() => writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox())));
-    } else if (notifications) {
-      // With notifications: the write and its outbox rows (one INSERT for the batch) in one transaction.
-      ({ written, resources, outboxRows } = await inTransaction(deps.db, async (trx) => {
-        const written = await writeMessages(trx, drafts, now);
-        const resources = await messageResources(trx, drafts, written);
-        const outboxRows = await insertSentRows(trx, notifications, drafts, written, resources);
-        return { written, resources, outboxRows };
-      }));
-    } else {
-      // Lock, check and write in one round trip, its own transaction (see writeMessages).
-      written = await retrying(() => writeMessages(deps.db, drafts, now));
-    }
+    sent = await inTransaction(deps.db, async (trx) => {
+      // Plain messages with notifications: the write and its outbox rows in one statement.
+      if (notifications && drafts.every(isPlain)) {
+        const { written, ...outboxRows } = await writeMessagesWithOutbox(trx, drafts, now, notifications.sentOutbox());
+        return recordSends(trx, notifications, drafts, written, outboxRows);
+      }
+      return recordSends(trx, notifications, drafts, await writeMessages(trx, drafts, now));
+    });
   } catch (err) {
     if (requests.length === 1 || !isInputError(err)) return requests.map(() => err as Error);
     // One request's input broke the statement: each on its own, so only that one fails.
@@ -184,10 +177,11 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
     for (const request of requests) results.push(...(await sendBatch(deps, [request])));
     return results;
   }
+  const { written } = sent;
 
   const socketOf = new Map(requests.flatMap((r, i) => (draftIndex[i]! >= 0 ? [[draftIndex[i]!, r.actor.socketId] as const] : [])));
-  const messages = await announceWritten(deps, drafts, written, (i) => socketOf.get(i), resources);
-  if (notifications) notifications.committed(outboxRows);
+  if (notifications) notifications.committed(sent.outboxRows);
+  const messages = await announceWritten(deps, drafts, sent, (i) => socketOf.get(i));
   const results: (SendResult | Error)[] = [];
   for (let i = 0; i < requests.length; i++) {
     const d = draftIndex[i]!;
@@ -209,33 +203,47 @@ async function existingMessage(db: DB, draft: MessageDraft): Promise<SendResult>
   return { message: await loadMessage(db, id), created: false };
 }
 
+/** Messages written in a send's transaction, with what was recorded of them. */
+interface WrittenSends {
+  readonly written: WrittenMessages;
+  /** The resources of the written messages, by draft index. */
+  readonly resources: Map<number, MessageResource>;
+  /** Each written message's MessageSent, by draft index: the payload built once, for the feed, outbox and sockets. */
+  readonly sentEvents: Map<number, DomainEvent>;
+  /** The outbox rows leased to this node, for committed(). */
+  readonly outboxRows?: LeasedRows | undefined;
+}
+
 /**
- * Resources and events of messages just written: a plain message (no attachment, reply or forward) is all
- * known from the write, and so are the conversations' previews; the other messages are loaded in one query.
- * For each message in order: MessageSent, then InboxUpdated to every participant with the unread count as of
- * that message; the events of draft i are not sent to socket socketOf(i) (X-Socket-ID of its request).
- * Returns the resources by draft index.
+ * What every send records in its transaction (the batched unit of work; see unit-of-work.ts): each written
+ * message's MessageSent and its conversation's inbox change in the change feed, and their outbox rows (MessageSent
+ * webhooks and pushes; written already when the send statement wrote them, `outboxRows`). The transaction holds
+ * the conversations' locks exclusively, so rows first in their conversation's queue come back leased to this node.
  */
-/**
- * The outbox rows of messages just written (MessageSent webhooks and pushes), inserted in the write's transaction
- * (which holds the conversations' locks exclusively); returns the rows leased to this node, for committed().
- */
-async function insertSentRows(
+async function recordSends(
   trx: Tx,
-  notifications: Notifications,
+  notifications: Notifications | undefined,
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
-  messages: Map<number, MessageResource>,
-): Promise<LeasedRows> {
-  const events: DomainEvent[] = [];
-  for (let i = 0; i < drafts.length; i++) {
-    const message = messages.get(i);
-    if (message) events.push(event('MessageSent', drafts[i]!.conversation_id, messageSentPayload(message)));
+  outboxRows?: LeasedRows,
+): Promise<WrittenSends> {
+  const resources = await messageResources(trx, drafts, written);
+  const sentEvents = new Map<number, DomainEvent>();
+  const inbox: InboxChange[] = [];
+  for (const [i, message] of resources) {
+    const payload = messageSentPayload(message);
+    sentEvents.set(i, event('MessageSent', message.conversation_id, payload, JSON.stringify(payload)));
   }
-  return notifications.writeLeased(trx, events, (e) => {
-    const m = e.payload as MessageResource;
-    return recipientsOf(written, m.conversation_id, m.sender.id);
-  });
+  for (const conversationId of written.conversations.keys()) inbox.push({ conversationId });
+  const events = [...sentEvents.values()];
+  await appendChanges(trx, changesOf(events, inbox));
+  if (notifications && !outboxRows) {
+    outboxRows = await notifications.writeLeased(trx, events, (e) => {
+      const m = e.payload as MessageResource;
+      return recipientsOf(written, m.conversation_id, m.sender.id);
+    });
+  }
+  return { written, resources, sentEvents, outboxRows };
 }
 
 /** A message with no attachment, reply or forward: its resource is all known from the write. */
@@ -258,15 +266,18 @@ async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], wr
   return messages;
 }
 
+/**
+ * The events of messages just written, after the commit: for each message in order, MessageSent, then
+ * InboxUpdated to every participant with the unread count as of that message; the events of draft i are not sent
+ * to socket socketOf(i) (X-Socket-ID of its request). Returns the resources by draft index.
+ */
 async function announceWritten(
-  deps: { db: DB; broadcaster: Broadcaster },
+  deps: { broadcaster: Broadcaster },
   drafts: readonly MessageDraft[],
-  written: WrittenMessages,
+  sent: WrittenSends,
   socketOf: (draftIndex: number) => string | undefined,
-  resources?: Map<number, MessageResource>,
 ): Promise<Map<number, MessageResource>> {
-  const messages = resources ?? (await messageResources(deps.db, drafts, written));
-
+  const { written, resources: messages } = sent;
   // Each message's readers, walking back from the states after the whole write.
   const statesAt = new Map<number, readonly ReaderState[]>();
   const current = new Map(written.readers);
@@ -290,7 +301,7 @@ async function announceWritten(
     if (!message) continue;
     const conversationId = drafts[i]!.conversation_id;
     const shared = sharedConversation(written.conversations.get(conversationId)!, written.previews.get(conversationId) ?? [], message);
-    const events: DomainEvent[] = [event('MessageSent', conversationId, messageSentPayload(message)), ...inboxUpdates(shared, statesAt.get(i)!)];
+    const events: DomainEvent[] = [sent.sentEvents.get(i)!, ...inboxUpdates(shared, statesAt.get(i)!)];
     // Started in order, not awaited one by one: the frames leave in the messages' order.
     dispatches.push(deps.broadcaster.dispatch(events, socketOf(i)));
   }
@@ -309,31 +320,25 @@ async function requireVisibleMessage(db: DB, actor: Actor, messageId: number) {
 export async function editMessage(ctx: ChatContext, actor: Actor, messageId: number, input: { body: string }): Promise<MessageResource> {
   const body = normalizeBody(ctx, input.body);
   const now = new Date();
-  const edited = await inTransaction(ctx.db, async (trx) => {
-    // FOR SHARE: edits run beside each other, never beside a send or a delete of the conversation.
-    const conversation = await lockConversationOfMessage(trx, messageId, 'read');
+  return unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
+    // Write lock: two edits of a message commit in the order they locked, so the feed keeps the last one last.
+    const conversation = await lockConversationOfMessage(trx, messageId, 'write');
     if (!conversation) throw notFound('Message');
     const { message, membership } = await requireVisibleMessage(trx, actor, messageId);
     if (message.sender_id !== actor.userId) throw forbidden('not_sender', 'Only the sender may edit a message.');
     if (body === null && message.attachment_id === null) throw invalid('body', 'The body may not be empty.');
     await refuseIfDirectBlocked(trx, membership, actor.userId);
     await editBody(trx, messageId, body, now);
-    // With notifications the resource is read in the transaction, so the outbox row holds what is broadcast.
-    const updated = ctx.notifications?.enabled ? await loadMessage(trx, messageId) : null;
-    if (updated) await ctx.notifications!.write(trx, [event('MessageUpdated', conversation.id, updated)]);
-    return { conversationId: conversation.id, isLast: conversation.last_message_id === messageId, updated };
+    const updated = await loadMessage(trx, messageId);
+    emit(event('MessageUpdated', conversation.id, updated));
+    if (conversation.last_message_id === messageId) inboxChanged(conversation.id);
+    return updated;
   });
-  ctx.notifications?.committed();
-  const updated = edited.updated ?? (await loadMessage(ctx.db, messageId));
-  const events: DomainEvent[] = [event('MessageUpdated', edited.conversationId, updated)];
-  if (edited.isLast) events.push(...(await inboxEvents(ctx.db, edited.conversationId)));
-  await ctx.broadcaster.dispatch(events, actor.socketId);
-  return updated;
 }
 
 export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: number): Promise<void> {
   const now = new Date();
-  const { conversationId, readers } = await inTransaction(ctx.db, async (trx) => {
+  await unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
     const conversation = await lockConversationOfMessage(trx, messageId, 'write');
     if (!conversation) throw notFound('Message');
     const { message, membership } = await requireVisibleMessage(trx, actor, messageId);
@@ -342,14 +347,9 @@ export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: n
       throw forbidden('not_sender', 'Only the sender or a group owner or admin may delete a message.');
     }
     await softDelete(trx, message, now);
-    await ctx.notifications?.write(trx, [event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id })]);
-    return { conversationId: conversation.id, readers: await readerStates(trx, conversation.id) };
+    emit(event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id }));
+    inboxChanged(conversation.id);
   });
-  ctx.notifications?.committed();
-  await ctx.broadcaster.dispatch(
-    [event('MessageDeleted', conversationId, { id: messageId, conversation_id: conversationId }), ...(await inboxEvents(ctx.db, conversationId, readers))],
-    actor.socketId,
-  );
 }
 
 export const MAX_FORWARD_TARGETS = 20;
@@ -368,7 +368,7 @@ export async function forwardMessage(
   }
   await ctx.rateLimiter.consume('send', actor.userId);
   const now = new Date();
-  const { drafts, written, resources, outboxRows } = await inTransaction(ctx.db, async (trx) => {
+  const { drafts, sent } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);
     if (!unlocked) throw notFound('Message');
     // The source's conversation and every target's, in one ascending order.
@@ -394,15 +394,10 @@ export async function forwardMessage(
     const written = await writeMessages(trx, drafts, now);
     const refused = written.results.find((r) => r.outcome !== 'written');
     if (refused) throw refusal(refused); // rolls every target back
-    let resources: Map<number, MessageResource> | undefined;
-    let outboxRows: LeasedRows | undefined;
-    if (ctx.notifications?.enabled) {
-      resources = await messageResources(trx, drafts, written);
-      outboxRows = await insertSentRows(trx, ctx.notifications, drafts, written, resources);
-    }
-    return { drafts, written, resources, outboxRows };
+    const notifications = ctx.notifications?.enabled ? ctx.notifications : undefined;
+    return { drafts, sent: await recordSends(trx, notifications, drafts, written) };
   });
-  ctx.notifications?.committed(outboxRows);
-  const messages = await announceWritten(ctx, drafts, written, () => actor.socketId, resources);
+  ctx.notifications?.committed(sent.outboxRows);
+  const messages = await announceWritten(ctx, drafts, sent, () => actor.socketId);
   return drafts.map((_, i) => messages.get(i)!);
 }

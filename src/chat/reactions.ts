@@ -1,5 +1,5 @@
 // Reactions to messages (API v1.1): one row per (message, user, emoji), at most MAX_REACTION_EMOJI distinct emoji
-// per message. Each write: lock the message's conversation (write) → check → write → commit → one
+// per message. Each write is a unit of work: lock the message's conversation (write) → check → write → one
 // MessageReactionsUpdated on the conversation channel, carrying the message's whole summary.
 import { event } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
@@ -7,11 +7,11 @@ import { lockConversationOfMessage } from '../store/locks.js';
 import { findVisibleMessage } from '../store/messages.js';
 import { findMembership } from '../store/participants.js';
 import { addReaction, reactionSummaries, removeReaction } from '../store/reactions.js';
-import { inTransaction } from '../store/transaction.js';
 import { refuseIfDirectBlocked } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
 import type { ReactionSummary } from './resources.js';
+import { unitOfWork } from './unit-of-work.js';
 
 /** The most distinct emoji one message may carry (reacting with one already there is always fine). */
 export const MAX_REACTION_EMOJI = 20;
@@ -62,9 +62,10 @@ export function removeMessageReaction(ctx: ChatContext, actor: Actor, messageId:
 
 async function changeReaction(ctx: ChatContext, actor: Actor, messageId: number, emoji: string, change: 'add' | 'remove'): Promise<ReactionsResult> {
   const now = new Date();
-  const { conversationId, changed } = await inTransaction(ctx.db, async (trx) => {
+  const reactions = await unitOfWork(ctx, actor, async ({ trx, emit }) => {
     // Write lock: reactions to the conversation's messages run one at a time, so the distinct-emoji count
-    // checked below is the one the insert commits against (and no delete of the message slips in between).
+    // checked below is the one the insert commits against (and no delete of the message slips in between), and
+    // each event's summary, read here, includes every change committed before it.
     const conversation = await lockConversationOfMessage(trx, messageId, 'write');
     if (!conversation) throw notFound('Message');
     const message = await findVisibleMessage(trx, messageId);
@@ -79,41 +80,13 @@ async function changeReaction(ctx: ChatContext, actor: Actor, messageId: number,
       if (outcome === 'too_many_emoji') throw invalid('emoji', `A message may carry at most ${MAX_REACTION_EMOJI} different reactions.`);
       changed = outcome === 'added';
     }
-    if (changed && ctx.notifications?.enabled) {
-      const reactions = await summaryOf(trx, messageId);
-      await ctx.notifications.write(trx, [event('MessageReactionsUpdated', conversation.id, { conversation_id: conversation.id, message_id: messageId, reactions })]);
-    }
-    return { conversationId: conversation.id, changed };
+    const reactions = await summaryOf(trx, messageId);
+    if (changed) emit(event('MessageReactionsUpdated', conversation.id, { conversation_id: conversation.id, message_id: messageId, reactions }));
+    return reactions;
   });
-  if (changed) ctx.notifications?.committed();
-  if (!changed) return { message_id: messageId, reactions: await summaryOf(ctx.db, messageId) };
-  return announce(ctx, messageId, async () => {
-    const reactions = await summaryOf(ctx.db, messageId);
-    await ctx.broadcaster.dispatch(
-      [event('MessageReactionsUpdated', conversationId, { conversation_id: conversationId, message_id: messageId, reactions })],
-      actor.socketId,
-    );
-    return { message_id: messageId, reactions };
-  });
+  return { message_id: messageId, reactions };
 }
 
 async function summaryOf(db: DB, messageId: number): Promise<ReactionSummary[]> {
   return (await reactionSummaries(db, [messageId])).get(messageId) ?? [];
-}
-
-// Each event carries a whole summary, so the last one a client gets must be the newest. Per message, this node
-// reads the summary and dispatches one change at a time, each after its own commit: the last to run reads a
-// state that includes every change committed before it, and events leave in that order.
-const announcing = new WeakMap<DB, Map<number, Promise<unknown>>>();
-
-function announce<T>(ctx: ChatContext, messageId: number, fn: () => Promise<T>): Promise<T> {
-  let tails = announcing.get(ctx.db);
-  if (!tails) announcing.set(ctx.db, (tails = new Map()));
-  const result = (tails.get(messageId) ?? Promise.resolve()).then(fn);
-  const tail = result.then(() => {}, () => {});
-  tails.set(messageId, tail);
-  void tail.then(() => {
-    if (tails.get(messageId) === tail) tails.delete(messageId);
-  });
-  return result;
 }

@@ -5,11 +5,10 @@ import { event } from '../events/catalog.js';
 import { lockConversation } from '../store/locks.js';
 import { countUnread, latestMessageId, messageInConversation } from '../store/messages.js';
 import { readPositions, setReadPosition } from '../store/participants.js';
-import { inTransaction } from '../store/transaction.js';
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid } from './errors.js';
-import { inboxEvents } from './inbox.js';
+import { unitOfWork } from './unit-of-work.js';
 import type { Page } from './conversations.js';
 import { iso, isoOrNull } from './resources.js';
 
@@ -21,7 +20,7 @@ export async function markRead(
 ): Promise<{ conversation_id: number; user_id: number; read_at: string; last_read_message_id: number }> {
   const readAt = new Date();
   const payload = { conversation_id: conversationId, user_id: actor.userId, read_at: iso(readAt) };
-  const { reader, position } = await inTransaction(ctx.db, async (trx) => {
+  const position = await unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
     await lockConversation(trx, conversationId, 'read');
     const { participant } = await requireParticipant(trx, conversationId, actor.userId);
     let target: number;
@@ -35,15 +34,10 @@ export async function markRead(
     // Only the messages after the new position are counted, never the whole history.
     const { unread, mentions } = await countUnread(trx, conversationId, actor.userId, position);
     const reader = await setReadPosition(trx, conversationId, actor.userId, { messageId: position, at: readAt, unreadCount: unread, unreadMentionCount: mentions });
-    await ctx.notifications?.write(trx, [event('ConversationRead', conversationId, payload)]);
-    return { reader, position };
+    emit(event('ConversationRead', conversationId, payload));
+    inboxChanged(conversationId, [reader]);
+    return position;
   });
-  ctx.notifications?.committed();
-
-  await ctx.broadcaster.dispatch(
-    [event('ConversationRead', conversationId, payload), ...(await inboxEvents(ctx.db, conversationId, [reader]))],
-    actor.socketId,
-  );
   return { ...payload, last_read_message_id: position };
 }
 

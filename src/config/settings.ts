@@ -428,6 +428,14 @@ export const SETTINGS = {
     meaning: 'Maximum attachment size.',
   }),
   CHAT_GROUP_MAX_PARTICIPANTS: positive({ default: 10_000, meaning: 'Maximum group size.' }),
+  CHAT_SYNC_RETENTION_S: integer({
+    min: 1,
+    unit: 'seconds',
+    default: 7 * 24 * 3600,
+    defaultText: '`604800` (7 days)',
+    meaning:
+      'How long the change feed keeps a change for `GET /sync`: a cursor older than this answers 410 `cursor_expired` (the client reloads). Older changes are deleted in the background. See [docs/deployment.md](docs/deployment.md#the-change-feed).',
+  }),
   CHAT_REQUEST_TIMEOUT_S: positive({
     unit: 'seconds',
     default: 30,

@@ -143,6 +143,18 @@ export async function setMute(db: DB, conversationId: number, userId: number, mu
 }
 
 /** Read states of a conversation's participants (all, or the given users). */
+/** One user's read states in the conversations among ids that they are in, by conversation. */
+export async function readerStatesOfUser(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, ReaderState>> {
+  if (conversationIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('participants')
+    .select(['conversation_id', ...READER_COLUMNS])
+    .where('user_id', '=', userId)
+    .where('conversation_id', 'in', conversationIds)
+    .execute();
+  return new Map(rows.map(({ conversation_id, ...state }) => [conversation_id, state]));
+}
+
 export async function readerStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
   let query = db
     .selectFrom('participants')

@@ -125,6 +125,26 @@ export interface OutboxTable {
   failed_at: Date | null;
 }
 
+/** The change feed (migration 012, src/store/change-feed.ts). */
+export interface SyncChangesTable {
+  tx: Generated<number>;
+  seq: Generated<number>;
+  conversation_id: number | null;
+  user_id: number | null;
+  type: string;
+  data: unknown;
+  at: Generated<Date>;
+}
+
+/** Each span of a user's participation in a conversation, kept by triggers on participants (migration 012). */
+export interface SyncMembershipsTable {
+  user_id: number;
+  conversation_id: number;
+  joined_tx: number;
+  left_tx: number | null;
+  left_at: Date | null;
+}
+
 export interface Schema {
   users: UsersTable;
   conversations: ConversationsTable;
@@ -136,6 +156,8 @@ export interface Schema {
   message_reactions: MessageReactionsTable;
   push_subscriptions: PushSubscriptionsTable;
   outbox: OutboxTable;
+  sync_changes: SyncChangesTable;
+  sync_memberships: SyncMembershipsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -25,7 +25,9 @@ for (const database of DATABASES) {
         let inbox = await app.request(me, 'GET', '/conversations');
         assert.equal(inbox.status, 200);
         assert.deepEqual(inbox.body.data.map((x: any) => x.id), [withC, withB, withA]);
-        assert.deepEqual(inbox.body.meta, { next_cursor: null });
+        assert.deepEqual(Object.keys(inbox.body.meta).sort(), ['next_cursor', 'sync_cursor']);
+        assert.equal(inbox.body.meta.next_cursor, null);
+        assert.equal(typeof inbox.body.meta.sync_cursor, 'string', 'a position in the change feed to GET /sync from');
         inbox.body.data.forEach(assertConversation);
 
         // A message moves its conversation to the top.

@@ -14,11 +14,20 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     schema: {
       tags, summary: 'The inbox: the caller’s conversations, newest activity first',
       querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30) }),
-      response: { 200: Paged(ConversationView), ...userErrors },
+      response: {
+        200: Type.Object({
+          data: Type.Array(ConversationView),
+          meta: Type.Object({
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+            sync_cursor: Type.String({ description: 'GET /sync from here: taken in the same snapshot as this page.' }),
+          }),
+        }),
+        ...userErrors,
+      },
     },
   }, async (request) => {
     const page = await listInbox(chat, request.actor, request.query);
-    return { data: page.data, meta: { next_cursor: page.next_cursor } };
+    return { data: page.data, meta: { next_cursor: page.next_cursor, sync_cursor: page.sync_cursor } };
   });
 
   app.post('/conversations', {

@@ -10,6 +10,7 @@ import * as attachmentsAtScale from './007_attachments_at_scale.js';
 import * as sendLocksAttachments from './009_send_locks_attachments.js';
 import * as sendWithOutbox from './010_send_with_outbox.js';
 import * as sendWithOutboxInOneQuery from './011_send_with_outbox_in_one_query.js';
+import * as changeFeed from './012_change_feed.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '009_send_locks_attachments': sendLocksAttachments,
   '010_send_with_outbox': sendWithOutbox,
   '011_send_with_outbox_in_one_query': sendWithOutboxInOneQuery,
+  '012_change_feed': changeFeed,
 };
 
 export const migrationProvider: MigrationProvider = {

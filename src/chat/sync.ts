@@ -1,0 +1,129 @@
+// GET /sync: what a user missed, from the change feed (store/change-feed.ts), as the events they would have
+// received live. A cursor is a feed position with the time it was handed out (for CHAT_SYNC_RETENTION_S) and,
+// when taken with the inbox, that read's snapshot: the transactions it saw already are skipped, so "load the
+// inbox, then sync from its cursor" neither misses nor repeats a change.
+import { feedHorizon, LAST_SEQ, readChanges, type ChangeRow, type FeedPosition } from '../store/change-feed.js';
+import type { DB } from '../store/database.js';
+import { readerStatesOfUser } from '../store/participants.js';
+import { conversationResource, loadSharedConversations } from '../store/read-model.js';
+import type { Tx } from '../store/transaction.js';
+import type { Actor, ChatContext } from './context.js';
+import { ChatError, invalid } from './errors.js';
+
+export interface Change {
+  readonly type: string;
+  readonly conversation_id: number | null;
+  readonly data: unknown;
+  readonly at: string;
+}
+
+export interface SyncPage {
+  readonly changes: Change[];
+  readonly cursor: string;
+  readonly has_more: boolean;
+}
+
+export const SYNC_LIMIT = { default: 500, max: 1000 } as const;
+
+interface Cursor extends FeedPosition {
+  /** When the cursor was handed out (ms since the epoch). */
+  readonly t: number;
+  /** A snapshot (pg_snapshot text) whose committed transactions were seen already; null: none. */
+  readonly seen: string | null;
+}
+
+const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
+
+export function encodeCursor(cursor: Cursor): string {
+  const parts: (number | string)[] = [1, cursor.tx, cursor.seq, cursor.t];
+  if (cursor.seen !== null) parts.push(cursor.seen);
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor {
+  const bad = invalid('since', 'The cursor is not one this API returned.');
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(text, 'base64url').toString());
+  } catch {
+    throw bad;
+  }
+  if (!Array.isArray(parts) || parts.length < 4 || parts.length > 5 || parts[0] !== 1) throw bad;
+  const [, tx, seq, t, seen] = parts as unknown[];
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (!count(tx) || !count(seq) || !count(t)) throw bad;
+  if (seen !== undefined && (typeof seen !== 'string' || seen.length > 20_000 || !SNAPSHOT.test(seen))) throw bad;
+  return { tx, seq, t, seen: seen ?? null };
+}
+
+const isAfter = (a: FeedPosition, b: FeedPosition): boolean => a.tx > b.tx || (a.tx === b.tx && a.seq > b.seq);
+
+/** The upper bound (xmax) of a pg_snapshot text: no transaction at or above it is seen. */
+const snapshotEnd = (snapshot: string): number => Number(snapshot.split(':')[1]);
+
+/** The position of a feed read now: every change committed before it is before the cursor. */
+export async function cursorNow(db: DB | Tx): Promise<string> {
+  const { horizon, snapshot } = await feedHorizon(db);
+  const xmax = snapshotEnd(snapshot);
+  // Transactions between the horizon and the snapshot's end that had committed were seen by this read.
+  return encodeCursor({ tx: horizon - 1, seq: LAST_SEQ, t: Date.now(), seen: xmax > horizon ? snapshot : null });
+}
+
+/** A user's changes after a cursor; a call without one answers the position now. */
+export async function syncChanges(ctx: ChatContext, actor: Actor, options: { since?: string; limit: number }): Promise<SyncPage> {
+  if (options.since === undefined) return { changes: [], cursor: await cursorNow(ctx.db), has_more: false };
+  const since = decodeCursor(options.since);
+  if (Date.now() - since.t > ctx.limits.syncRetentionSeconds * 1000) {
+    throw new ChatError('cursor_expired', 'The cursor is older than the change feed keeps (CHAT_SYNC_RETENTION_S): load the state again, then sync from its cursor.');
+  }
+  const { horizon } = await feedHorizon(ctx.db);
+  const rows = await readChanges(ctx.db, actor.userId, since, horizon, since.seen, options.limit + 1);
+  const hasMore = rows.length > options.limit;
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  // A full page ends at its last change; otherwise everything below the horizon has been read.
+  const read: FeedPosition = last ?? since;
+  const next = hasMore || isAfter(read, { tx: horizon - 1, seq: LAST_SEQ }) ? read : { tx: horizon - 1, seq: LAST_SEQ };
+  // Past the snapshot's end nothing of it can be skipped any more.
+  const seen = since.seen !== null && next.tx < snapshotEnd(since.seen) ? since.seen : null;
+  return {
+    changes: await render(ctx.db, actor.userId, page),
+    cursor: encodeCursor({ tx: next.tx, seq: next.seq, t: Date.now(), seen }),
+    has_more: hasMore,
+  };
+}
+
+/**
+ * The page's rows as changes. InboxUpdated is state: each conversation's latest inbox change in the page becomes
+ * the user's entry as it is now, at that change's place, and none for a conversation the user is no longer in.
+ */
+async function render(db: DB, userId: number, rows: readonly ChangeRow[]): Promise<Change[]> {
+  const lastInbox = new Map<number, number>();
+  rows.forEach((r, i) => {
+    if (r.type === 'InboxUpdated' && r.conversation_id !== null) lastInbox.set(r.conversation_id, i);
+  });
+  const entries = await inboxEntries(db, userId, [...lastInbox.keys()]);
+  const changes: Change[] = [];
+  rows.forEach((r, i) => {
+    let data = r.data;
+    if (r.type === 'InboxUpdated') {
+      if (r.conversation_id === null || lastInbox.get(r.conversation_id) !== i) return;
+      data = entries.get(r.conversation_id);
+      if (data === undefined) return;
+    }
+    changes.push({ type: r.type, conversation_id: r.conversation_id, data, at: r.at.toISOString() });
+  });
+  return changes;
+}
+
+/** The user's InboxUpdated payloads (ConversationResource) of the conversations they are in, as they are now. */
+async function inboxEntries(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, unknown>> {
+  if (conversationIds.length === 0) return new Map();
+  const [shared, states] = await Promise.all([loadSharedConversations(db, conversationIds), readerStatesOfUser(db, userId, conversationIds)]);
+  const entries = new Map<number, unknown>();
+  for (const [id, state] of states) {
+    const conversation = shared.get(id);
+    if (conversation && state) entries.set(id, conversationResource(conversation, state));
+  }
+  return entries;
+}

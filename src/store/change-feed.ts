@@ -1,0 +1,111 @@
+// The change feed (migration 012): appended in each action's transaction, read by GET /sync.
+//
+// A position is (tx, seq): the writing transaction's id and the row's order in it. Transaction ids are handed
+// out when a transaction first locks or writes, and transactions commit in another order, so the feed is read
+// only below the horizon: the oldest transaction id still running (pg_snapshot_xmin). Every transaction below
+// it has ended, so the rows there are final: a position handed out is never passed by a later commit.
+// Ordering by transaction id is the order of commits wherever it matters: every use case takes its locks
+// before it writes (store/locks.ts), so of two transactions that touch the same rows the one that locked them
+// first also got the lower id and committed first.
+import { sql } from 'kysely';
+import type { DB } from './database.js';
+import type { Tx } from './transaction.js';
+
+/** One change to append: about a conversation (user_id null: for all its participants) or one user's own. */
+export interface ChangeDraft {
+  readonly conversation_id: number | null;
+  readonly user_id: number | null;
+  /** The event's broadcast name (MessageSent, InboxUpdated, ...). */
+  readonly type: string;
+  /** The payload as JSON text; null for InboxUpdated (each reader's entry is loaded at the sync). */
+  readonly json: string | null;
+}
+
+export interface FeedPosition {
+  readonly tx: number;
+  readonly seq: number;
+}
+
+export interface ChangeRow extends FeedPosition {
+  readonly conversation_id: number | null;
+  readonly user_id: number | null;
+  readonly type: string;
+  readonly data: unknown;
+  readonly at: Date;
+}
+
+/** The largest seq: (tx, LAST_SEQ) stands after every row of transaction tx. */
+export const LAST_SEQ = Number.MAX_SAFE_INTEGER;
+
+/** Appends the changes in one statement, in their order, inside the action's transaction. */
+export async function appendChanges(trx: Tx | DB, changes: readonly ChangeDraft[]): Promise<void> {
+  if (changes.length === 0) return;
+  // The payloads are JSON text already: spliced in, not encoded again.
+  const rows = changes.map((c) => `{"c":${c.conversation_id ?? 'null'},"u":${c.user_id ?? 'null'},"t":${JSON.stringify(c.type)},"d":${c.json ?? 'null'}}`);
+  await sql`insert into sync_changes (conversation_id, user_id, type, data)
+    select (e.v->>'c')::bigint, (e.v->>'u')::bigint, e.v->>'t', nullif(e.v->'d', 'null'::jsonb)
+    from jsonb_array_elements(${`[${rows.join(',')}]`}::jsonb) with ordinality as e(v, ord)
+    order by e.ord`.execute(trx);
+}
+
+/**
+ * Where the feed stands now: every row below (horizon, 0) is final. `snapshot` is this statement's snapshot
+ * (pg_snapshot text), whose committed transactions at or above the horizon a reader loaded in the same
+ * snapshot has seen already.
+ */
+export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; snapshot: string }> {
+  const { rows } = await sql<{ horizon: string; snapshot: string }>`
+    select pg_snapshot_xmin(pg_current_snapshot())::text as horizon, pg_current_snapshot()::text as snapshot`.execute(db);
+  return { horizon: Number(rows[0]!.horizon), snapshot: rows[0]!.snapshot };
+}
+
+/**
+ * A user's changes after a position and below the horizon, in feed order: their own rows, and the rows of every
+ * conversation they were a participant of at the time (from the transaction that added them to the one that
+ * removed them, both included). `seen`: a snapshot whose committed transactions are skipped (a cursor taken
+ * with the inbox). One index range per conversation span, so a user's other conversations cost a probe each.
+ */
+export async function readChanges(
+  db: DB,
+  userId: number,
+  after: FeedPosition,
+  horizon: number,
+  seen: string | null,
+  limit: number,
+): Promise<ChangeRow[]> {
+  const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
+  const { rows } = await sql<{ tx: string; seq: string; conversation_id: string | null; user_id: string | null; type: string; data: unknown; at: Date }>`
+    select * from (
+      (select c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data, c.at from sync_changes c
+        where c.user_id = ${userId} and (c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint and ${unseen}
+        order by c.tx, c.seq limit ${limit})
+      union all
+      (select c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data, c.at from sync_memberships m
+        cross join lateral (
+          select c.* from sync_changes c
+          where c.conversation_id = m.conversation_id and c.user_id is null
+            and (c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint
+            and c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx) and ${unseen}
+          order by c.tx, c.seq limit ${limit}) c
+        where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
+    ) changes
+    order by tx, seq limit ${limit}`.execute(db);
+  return rows.map((r) => ({
+    tx: Number(r.tx),
+    seq: Number(r.seq),
+    conversation_id: r.conversation_id === null ? null : Number(r.conversation_id),
+    user_id: r.user_id === null ? null : Number(r.user_id),
+    type: r.type,
+    data: r.data,
+    at: r.at,
+  }));
+}
+
+/** Deletes up to `batch` changes written before `before`, and participation spans that ended before it; the number of changes deleted. */
+export async function pruneChanges(db: DB | Tx, before: Date, batch: number): Promise<number> {
+  const deleted = await sql`delete from sync_changes where (tx, seq) in (
+    select tx, seq from sync_changes where at < ${before} order by at limit ${batch})`.execute(db);
+  await sql`delete from sync_memberships where ctid in (
+    select ctid from sync_memberships where left_at < ${before} limit ${batch})`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
+}
