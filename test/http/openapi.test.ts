@@ -40,6 +40,7 @@ const OPERATIONS: [string, string][] = [
   ['post', '/presence/offline'],
   ['get', '/presence'],
   ['get', '/search/messages'],
+  ['get', '/sync'],
   ['get', '/users'],
   ['get', '/push/config'],
   ['post', '/push/subscriptions'],
