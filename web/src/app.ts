@@ -72,6 +72,12 @@ export class ChatApp {
       this.renderStatus(state);
       if (reconnected) void this.catchUp();
     });
+    // A tab that was hidden may have been frozen or cut off without noticing: catch up when it shows again.
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') void this.catchUp(false);
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    this.cleanups.push(() => document.removeEventListener('visibilitychange', onVisible));
     this.renderStatus(store.realtime.state());
 
     void store.loadBlocks();
@@ -120,14 +126,17 @@ export class ChatApp {
     });
   }
 
-  /** After a reconnect: what the socket missed, over HTTP (events are at-most-once). */
-  private async catchUp(): Promise<void> {
+  /**
+   * What the socket missed (events are at-most-once), over GET /sync: every change since this tab's cursor,
+   * applied as if it had arrived live. After a reconnect presence is asked again too (it is not in the feed).
+   */
+  private async catchUp(reconnected = true): Promise<void> {
     const store = this.store;
     try {
-      await store.loadInbox(true);
-      await this.thread?.catchUp();
+      if ((await store.sync()) === 'reloaded') await this.thread?.catchUp();
+      if (!reconnected) return;
       const partners = store.inbox().map((c) => store.partner(c)?.id).filter((id): id is number => id !== undefined);
-      await Promise.all([store.refreshPresence(partners), store.loadBlocks()]);
+      await store.refreshPresence(partners);
     } catch (err) {
       toast(`Catching up failed: ${describeError(err)}`);
     }
@@ -150,9 +159,15 @@ export class ChatApp {
       previous?.destroy();
       this.thread = null;
       if (change.id !== null) {
-        this.thread = new ThreadView(this.store, change.id);
-        this.threadPane.replaceChildren(this.thread.element);
-        void this.thread.load();
+        const thread = (this.thread = new ThreadView(this.store, change.id));
+        this.threadPane.replaceChildren(thread.element);
+        // A conversation this tab was not watching: its members, roles and entry caught up before it shows.
+        void this.store
+          .sync()
+          .catch(() => {})
+          .then(() => {
+            if (this.thread === thread) void thread.load();
+          });
       }
     }
     if (change.messageId !== undefined) void this.thread?.showMessage(change.messageId);

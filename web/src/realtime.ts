@@ -18,6 +18,9 @@ import type {
   UserTypingEvent,
 } from './types.js';
 
+/** The events of a conversation's channel, by broadcast name. */
+const CONVERSATION_EVENTS = ['MessageSent', 'MessageUpdated', 'MessageDeleted', 'ConversationRead', 'UserTyping', 'GroupParticipantsChanged', 'MessageReactionsUpdated'] as const;
+
 export type ConnectionState = 'connecting' | 'connected' | 'unavailable' | 'failed' | 'disconnected' | 'offline';
 
 /** chat.user.{me}: the inbox, presence, blocks and lost memberships. */
@@ -51,18 +54,75 @@ export interface Realtime {
   leaveConversation(conversationId: number): void;
   /** Every state change; `reconnected` is true when the socket is back after having been connected before. */
   onStateChange(listener: (state: ConnectionState, reconnected: boolean) => void): void;
+  /**
+   * A change caught up over GET /sync, handed to the same handlers as the live event (the user's, or the
+   * conversation's while it is listened to). False when nobody listens for it.
+   */
+  deliver(type: string, conversationId: number | null, data: unknown): boolean;
   disconnect(): void;
+}
+
+/** The handlers listening now, by channel: live events and changes caught up over /sync go through them. */
+class Listeners {
+  user: UserHandlers | null = null;
+  readonly conversations = new Map<number, ConversationHandlers>();
+
+  deliver(type: string, conversationId: number | null, data: unknown): boolean {
+    const user = this.user;
+    switch (type) {
+      case 'InboxUpdated':
+        return user ? (user.inboxUpdated(data as Conversation), true) : false;
+      case 'UserBlockChanged':
+        return user ? (user.blockChanged(data as UserBlockChangedEvent), true) : false;
+      case 'GroupMembershipRevoked':
+        return user ? (user.membershipRevoked(data as GroupMembershipRevokedEvent), true) : false;
+      case 'UserPresenceChanged':
+        return user ? (user.presenceChanged(data as UserPresenceChangedEvent), true) : false;
+    }
+    const on = conversationId === null ? undefined : this.conversations.get(conversationId);
+    if (!on) return false;
+    switch (type) {
+      case 'MessageSent':
+        on.messageSent(data as Message);
+        return true;
+      case 'MessageUpdated':
+        on.messageUpdated(data as Message);
+        return true;
+      case 'MessageDeleted':
+        on.messageDeleted(data as MessageDeletedEvent);
+        return true;
+      case 'ConversationRead':
+        on.read(data as ConversationReadEvent);
+        return true;
+      case 'UserTyping':
+        on.typing(data as UserTypingEvent);
+        return true;
+      case 'GroupParticipantsChanged':
+        on.participantsChanged(data as GroupParticipantsChangedEvent);
+        return true;
+      case 'MessageReactionsUpdated':
+        on.reactionsUpdated(data as MessageReactionsUpdatedEvent);
+        return true;
+      default:
+        return false; // an event this client does not know (a later API version): ignored, as live
+    }
+  }
 }
 
 /** A stand-in when the server runs without a socket server: the page still works, without live updates. */
 function offlineRealtime(): Realtime {
+  const listeners = new Listeners();
   return {
     socketId: () => undefined,
     state: () => 'unavailable',
-    listenToUser: () => {},
-    listenToConversation: () => () => {},
-    leaveConversation: () => {},
+    listenToUser: (_userId, on) => void (listeners.user = on),
+    listenToConversation: (id, on) => {
+      listeners.conversations.set(id, on);
+      return () => listeners.conversations.delete(id);
+    },
+    leaveConversation: (id) => void listeners.conversations.delete(id),
     onStateChange: () => {},
+    deliver: (type, conversationId, data) => listeners.deliver(type, conversationId, data),
     disconnect: () => {},
   };
 }
@@ -88,6 +148,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     auth: { headers: { Authorization: `Bearer ${token}` } },
   });
   const connection = echo.connector.pusher.connection;
+  const handlers = new Listeners();
   const listeners: ((state: ConnectionState, reconnected: boolean) => void)[] = [];
   let everConnected = false;
   connection.bind('state_change', ({ current }: { current: ConnectionState }) => {
@@ -100,31 +161,32 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     socketId: () => echo.socketId() || undefined,
     state: () => connection.state as ConnectionState,
     listenToUser(userId, on) {
+      handlers.user = on;
+      const live = (type: string) => (data: unknown) => handlers.deliver(type, null, data);
       echo
         .private(`chat.user.${userId}`)
-        .listen('.InboxUpdated', (c: Conversation) => on.inboxUpdated(c))
-        .listen('.UserPresenceChanged', (e: UserPresenceChangedEvent) => on.presenceChanged(e))
-        .listen('.UserBlockChanged', (e: UserBlockChangedEvent) => on.blockChanged(e))
-        .listen('.GroupMembershipRevoked', (e: GroupMembershipRevokedEvent) => on.membershipRevoked(e))
+        .listen('.InboxUpdated', live('InboxUpdated'))
+        .listen('.UserPresenceChanged', live('UserPresenceChanged'))
+        .listen('.UserBlockChanged', live('UserBlockChanged'))
+        .listen('.GroupMembershipRevoked', live('GroupMembershipRevoked'))
         .error((error: { status?: number }) => console.warn('chat.user subscription refused', error));
     },
     listenToConversation(id, on) {
       const name = `chat.conversation.${id}`;
-      echo
-        .private(name)
-        .listen('.MessageSent', (m: Message) => on.messageSent(m))
-        .listen('.MessageUpdated', (m: Message) => on.messageUpdated(m))
-        .listen('.MessageDeleted', (e: MessageDeletedEvent) => on.messageDeleted(e))
-        .listen('.ConversationRead', (e: ConversationReadEvent) => on.read(e))
-        .listen('.UserTyping', (e: UserTypingEvent) => on.typing(e))
-        .listen('.GroupParticipantsChanged', (e: GroupParticipantsChangedEvent) => on.participantsChanged(e))
-        .listen('.MessageReactionsUpdated', (e: MessageReactionsUpdatedEvent) => on.reactionsUpdated(e))
-        .error((error: { status?: number }) => on.refused(error.status ?? 0));
-      return () => echo.leave(name);
+      handlers.conversations.set(id, on);
+      const channel = echo.private(name);
+      for (const type of CONVERSATION_EVENTS) channel.listen(`.${type}`, (data: unknown) => handlers.deliver(type, id, data));
+      channel.error((error: { status?: number }) => on.refused(error.status ?? 0));
+      return () => {
+        if (handlers.conversations.get(id) === on) handlers.conversations.delete(id);
+        echo.leave(name);
+      };
     },
     leaveConversation(id) {
+      handlers.conversations.delete(id);
       echo.leave(`chat.conversation.${id}`);
     },
+    deliver: (type, conversationId, data) => handlers.deliver(type, conversationId, data),
     onStateChange(listener) {
       listeners.push(listener);
     },

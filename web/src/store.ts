@@ -5,7 +5,7 @@
 import { describeError, type Api, type ApiError } from './api.js';
 import { toast } from './dom.js';
 import type { Realtime } from './realtime.js';
-import type { Conversation, Message, Paged, Presence, User } from './types.js';
+import type { Conversation, GroupParticipantsChangedEvent, InboxPage, Message, Presence, SyncChange, SyncPage, User } from './types.js';
 
 const INBOX_PAGE = 30;
 
@@ -33,6 +33,12 @@ export class ChatStore {
   /** Everyone I cannot message directly, blocked either way. */
   private messagingBlocked = new Set<number>();
   private openId: number | null = null;
+  /** Where GET /sync goes on from: taken with the first inbox page, moved by every sync. */
+  private syncCursor: string | null = null;
+  private syncing: Promise<'synced' | 'reloaded'> | null = null;
+  private syncAgain = false;
+  /** Conversations shown with their history loaded: their changes caught up go to their views too. */
+  private readonly watching = new Set<number>();
   private readonly listeners = new Set<(change: Change) => void>();
 
   constructor(
@@ -124,15 +130,17 @@ export class ChatStore {
   /** The first inbox page (reset: again, after a reconnect), or the next one. */
   async loadInbox(reset = false): Promise<void> {
     const cursor = !reset && this.inboxCursor ? `&cursor=${encodeURIComponent(this.inboxCursor)}` : '';
-    let page: Paged<Conversation>;
+    let page: InboxPage;
     try {
-      page = await this.api.get<Paged<Conversation>>(`/conversations?limit=${INBOX_PAGE}${cursor}`);
+      page = await this.api.get<InboxPage>(`/conversations?limit=${INBOX_PAGE}${cursor}`);
     } catch (err) {
       if ((err as ApiError).status !== 401) toast(describeError(err));
       return;
     }
     const first = !this.inboxLoaded;
     if (!reset || first) this.inboxCursor = page.meta.next_cursor;
+    // A first page (again): what it shows is as of its sync cursor.
+    if (cursor === '') this.syncCursor = page.meta.sync_cursor;
     for (const conversation of page.data) this.upsertConversation(conversation, false);
     this.inboxLoaded = true;
     if (first) {
@@ -210,6 +218,71 @@ export class ChatStore {
   /** A message this tab sent: the inbox entry moves up with it. */
   noteOwnMessage(message: Message): void {
     this.patchConversation(message.conversation_id, { last_message: message, updated_at: message.created_at });
+  }
+
+  // ---- catching up: GET /sync -----------------------------------------------------------------------------
+
+  /** A view shows this conversation with its history loaded (true) or no longer (false). */
+  watch(id: number, watching: boolean): void {
+    if (watching) this.watching.add(id);
+    else this.watching.delete(id);
+  }
+
+  /**
+   * What this tab missed (a reconnect, a hidden tab, a conversation it was not watching), applied as if it had
+   * arrived live. One at a time: a call while one runs makes it go round once more. 'reloaded': the cursor was
+   * too old (410) or there was none, so the inbox was loaded again instead; open views load their history again.
+   */
+  sync(): Promise<'synced' | 'reloaded'> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    const run = async (): Promise<'synced' | 'reloaded'> => {
+      let outcome: 'synced' | 'reloaded' = 'synced';
+      do {
+        this.syncAgain = false;
+        if ((await this.syncOnce()) === 'reloaded') outcome = 'reloaded';
+      } while (this.syncAgain);
+      return outcome;
+    };
+    this.syncing = run().finally(() => (this.syncing = null));
+    return this.syncing;
+  }
+
+  private async syncOnce(): Promise<'synced' | 'reloaded'> {
+    for (;;) {
+      if (this.syncCursor === null) {
+        await this.loadInbox(true);
+        return 'reloaded';
+      }
+      let page: SyncPage;
+      try {
+        ({ data: page } = await this.api.get<{ data: SyncPage }>(`/sync?since=${encodeURIComponent(this.syncCursor)}&limit=500`));
+      } catch (err) {
+        if ((err as ApiError).status !== 410) throw err;
+        this.syncCursor = null; // too old: load again
+        continue;
+      }
+      for (const change of page.changes) this.applyChange(change);
+      this.syncCursor = page.cursor;
+      if (!page.has_more) return 'synced';
+    }
+  }
+
+  /** One change caught up: the store's own state, then the views that listen for it. */
+  private applyChange(change: SyncChange): void {
+    const id = change.conversation_id;
+    if (change.type === 'GroupParticipantsChanged' && id !== null) {
+      // Members and roles of a conversation not shown: its preview and count as of the change.
+      const e = change.data as GroupParticipantsChangedEvent;
+      this.patchConversation(id, { participant_count: e.participant_count, participants_preview: e.participants_preview });
+    }
+    if (change.type === 'MessageUpdated' && id !== null && this.byId.get(id)?.last_message?.id === (change.data as Message).id) {
+      this.patchConversation(id, { last_message: change.data as Message });
+    }
+    const toView = id === null || !['MessageSent', 'MessageUpdated', 'MessageDeleted', 'ConversationRead', 'GroupParticipantsChanged', 'MessageReactionsUpdated'].includes(change.type) || this.watching.has(id);
+    if (toView) this.realtime.deliver(change.type, id, change.data);
   }
 
   // ---- presence --------------------------------------------------------------------------------------------

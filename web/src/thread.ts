@@ -130,6 +130,7 @@ export class ThreadView {
     await this.receipts.load(() => this.destroyed);
     if (this.destroyed) return;
     this.loaded = true;
+    this.store.watch(this.id, true);
     this.list.show(this.olderCursor !== null);
     this.list.scrollToBottom();
     this.markLoaded();
@@ -191,6 +192,7 @@ export class ThreadView {
 
   destroy(): void {
     this.destroyed = true;
+    this.store.watch(this.id, false);
     this.composer.destroy();
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     for (const timer of this.typingUsers.values()) clearTimeout(timer);

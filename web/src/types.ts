@@ -103,6 +103,26 @@ export interface Paged<T> {
   meta: { next_cursor: string | null };
 }
 
+/** GET /conversations: a page of the inbox, with the change feed's position taken with it. */
+export interface InboxPage extends Paged<Conversation> {
+  meta: { next_cursor: string | null; sync_cursor: string };
+}
+
+/** One change of GET /sync: an event as it would have arrived live. */
+export interface SyncChange {
+  type: string;
+  conversation_id: number | null;
+  data: unknown;
+  at: string;
+}
+
+/** GET /sync */
+export interface SyncPage {
+  changes: SyncChange[];
+  cursor: string;
+  has_more: boolean;
+}
+
 /** GET /api/chat/v1/client-config */
 export interface ClientConfig {
   app_key: string;
