@@ -5,6 +5,8 @@ import { Agent, request } from 'node:http';
 export interface JsonClient {
   post(path: string, token: string, body: unknown): Promise<{ status: number; text: string }>;
   get(path: string, token: string): Promise<{ status: number; text: string }>;
+  /** Any method (PATCH, PUT, DELETE, ...); a body is sent as JSON when given. */
+  request(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; text: string }>;
   close(): void;
 }
 
@@ -31,6 +33,7 @@ export function jsonClient(baseUrl: string, connections: number): JsonClient {
   return {
     get: (path, token) => send('GET', path, token, null),
     post: (path, token, body) => send('POST', path, token, JSON.stringify(body)),
+    request: (method, path, token, body) => send(method, path, token, body === undefined ? null : JSON.stringify(body)),
     close: () => agent.destroy(),
   };
 }

@@ -56,7 +56,7 @@ interface SendRequest {
 /** Sends waiting to be written together; see group-commit.ts. */
 export type SendQueue = GroupCommit<SendRequest, SendResult>;
 
-/** MessageSent carries the resource without edited_at (the seed's exact keys). */
+/** MessageSent carries the resource without edited_at (v1's exact keys, docs/events.md). */
 function normalizeBody(ctx: ChatContext, body: string | null | undefined): string | null {
   if (body === undefined || body === null || body.trim() === '') return null;
   if ([...body].length > ctx.limits.bodyMaxChars) {

@@ -1,5 +1,5 @@
 // Domain events → channels, broadcast name and payload → the fan-out driver. Called after commit, before the
-// HTTP response (the seed's synchronous dispatch).
+// HTTP response (synchronous dispatch, docs/events.md "Timing rules").
 import type { Logger } from 'pino';
 import { EVENTS, channelsOf, type DomainEvent, type RevokeReason } from './catalog.js';
 

@@ -1,4 +1,4 @@
-// The seed's event table as code: each event's class name, broadcast name, channel and payload type. The seed's
+// The event table of docs/events.md as code: each event's class name, broadcast name, channel and payload type. v1's
 // ten events keep exactly their payload keys; v1.1 adds MessageReactionsUpdated as an eleventh.
 import type { ConversationResource, MessageResource, ParticipantResource, ReactionSummary } from '../chat/resources.js';
 
