@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { applyDefinitions } from './functions/index.js';
 import { migrationProvider } from './migrations/index.js';
 import { preparingPool, type PreparedStatementStats } from './prepared.js';
 import type { Schema } from './schema.js';
@@ -208,9 +209,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   };
 }
 
+/** The versioned migrations not yet run, then the database functions whose definitions changed (store/functions). */
 export async function migrateToLatest(db: DB): Promise<string[]> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const defined = await applyDefinitions(db as unknown as Kysely<unknown>);
+  return [...migrated, ...defined.map((name) => `function ${name}`)];
 }

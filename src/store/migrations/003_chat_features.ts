@@ -135,9 +135,6 @@ const statements = [
     $$`,
 ];
 
-/** The send function as this migration creates it; migration 009 re-creates it with one more lock. */
-export const SEND_MESSAGES_FUNCTION: string = statements.find((s) => s.includes('function parley_send_messages'))!;
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);
 }
