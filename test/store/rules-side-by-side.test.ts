@@ -1,0 +1,106 @@
+// Rules that live twice, for speed: the send function (src/store/functions/send-messages.ts) checks in SQL who may
+// send where, and the use cases check the same in TypeScript (src/chat/access.ts) for edits, reactions, typing and
+// the rest. Both run here on the same fixtures, and must agree on every case: the participant rule (only a
+// participant acts in a conversation) and the block rule (in a direct conversation, a block either way stops
+// both; groups do not care).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ChatError } from '../../src/chat/errors.js';
+import { refuseIfDirectBlocked, requireParticipant } from '../../src/chat/access.js';
+import { writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
+import { direct, group, newUsers, register } from '../http/helpers.js';
+
+type Verdict = 'ok' | 'not_participant' | 'blocked';
+
+const draft = (conversationId: number, senderId: number): MessageDraft => ({
+  conversation_id: conversationId,
+  sender_id: senderId,
+  body: 'probe',
+  attachment_id: null,
+  reply_to_id: null,
+  forwarded_from_message_id: null,
+  forwarded_from_conversation_id: null,
+  forwarded_from_sender_id: null,
+  client_message_id: null,
+  mentioned_user_ids: [],
+});
+
+/** Rolls the probe back: a check must not leave a message behind. */
+class Probe extends Error {
+  constructor(readonly verdict: Verdict) {
+    super('probe');
+  }
+}
+
+for (const database of DATABASES) {
+  describe(`rules in SQL and in TypeScript agree (${database})`, () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startTestApp({ database });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    async function inSql(conversationId: number, senderId: number): Promise<Verdict> {
+      try {
+        await app.app.database.db.transaction().execute(async (trx) => {
+          const written = await writeMessages(trx, [draft(conversationId, senderId)], new Date());
+          const outcome = written.results[0]!.outcome;
+          throw new Probe(outcome === 'written' ? 'ok' : (outcome as Verdict));
+        });
+      } catch (err) {
+        if (err instanceof Probe) return err.verdict;
+        throw err;
+      }
+      assert.fail('unreachable');
+    }
+
+    async function inTypeScript(conversationId: number, senderId: number): Promise<Verdict> {
+      const db = app.app.database.db;
+      try {
+        const membership = await requireParticipant(db, conversationId, senderId);
+        await refuseIfDirectBlocked(db, membership, senderId);
+        return 'ok';
+      } catch (err) {
+        if (err instanceof ChatError && err.code === 'not_found') return 'not_participant';
+        if (err instanceof ChatError && err.code === 'blocked') return 'blocked';
+        throw err;
+      }
+    }
+
+    test('every sender in every conversation: the send function and access.ts give the same verdict', async () => {
+      const [alice, bob, carol, dave, eve] = newUsers(5);
+      await register(app, alice, bob, carol, dave, eve);
+      const ab = await direct(app, alice, bob);
+      const ac = await direct(app, alice, carol);
+      const ad = await direct(app, alice, dave);
+      const team = await group(app, alice, [bob, carol]);
+      // Bob blocks Alice; Alice blocks Carol; Dave and Alice block each other; nobody blocks in the group.
+      for (const [blocker, blocked] of [[bob, alice], [alice, carol], [dave, alice], [alice, dave]] as const) {
+        assert.equal((await app.request(blocker, 'POST', '/blocks', { user_id: blocked })).status, 200);
+      }
+      const cases: { conversation: number; sender: number; expected: Verdict }[] = [
+        { conversation: ab, sender: alice, expected: 'blocked' },
+        { conversation: ab, sender: bob, expected: 'blocked' },
+        { conversation: ac, sender: alice, expected: 'blocked' },
+        { conversation: ac, sender: carol, expected: 'blocked' },
+        { conversation: ad, sender: dave, expected: 'blocked' },
+        { conversation: team, sender: alice, expected: 'ok' },
+        { conversation: team, sender: bob, expected: 'ok' },
+        { conversation: team, sender: carol, expected: 'ok' },
+        { conversation: team, sender: eve, expected: 'not_participant' },
+        { conversation: ab, sender: eve, expected: 'not_participant' },
+        { conversation: ad, sender: bob, expected: 'not_participant' },
+      ];
+      for (const c of cases) {
+        const [sqlVerdict, tsVerdict] = [await inSql(c.conversation, c.sender), await inTypeScript(c.conversation, c.sender)];
+        assert.deepEqual({ sql: sqlVerdict, ts: tsVerdict }, { sql: c.expected, ts: c.expected }, `user ${c.sender} in conversation ${c.conversation}`);
+      }
+      // Unblocked, both rules let them talk again.
+      assert.equal((await app.request(bob, 'DELETE', `/blocks/${alice}`)).status, 200);
+      assert.deepEqual([await inSql(ab, alice), await inTypeScript(ab, alice)], ['ok', 'ok']);
+    });
+  });
+}
