@@ -68,10 +68,9 @@ export class ChatApp {
         store.applyBlocks(e.messaging_blocked_user_ids, e.blocker_id === store.me.id ? { userId: e.blocked_user_id, blocked: e.blocked } : undefined),
       membershipRevoked: (e) => this.membershipRevoked(e),
     });
-    store.realtime.onStateChange((state, reconnected) => {
-      this.renderStatus(state);
-      if (reconnected) void this.catchUp();
-    });
+    store.realtime.onStateChange((state) => this.renderStatus(state));
+    // After a reconnect, once the user's channel is subscribed again: what the socket missed.
+    store.realtime.onResubscribed(() => void this.catchUp());
     // A tab that was hidden may have been frozen or cut off without noticing: catch up when it shows again.
     const onVisible = () => {
       if (document.visibilityState === 'visible') void this.catchUp(false);

@@ -55,6 +55,11 @@ export interface Realtime {
   /** Every state change; `reconnected` is true when the socket is back after having been connected before. */
   onStateChange(listener: (state: ConnectionState, reconnected: boolean) => void): void;
   /**
+   * The user's channel is subscribed again after a reconnect (pusher-js subscribes its channels again only
+   * after the connection is back): from here on nothing is missed, so this is when to catch up.
+   */
+  onResubscribed(listener: () => void): void;
+  /**
    * A change caught up over GET /sync, handed to the same handlers as the live event (the user's, or the
    * conversation's while it is listened to). False when nobody listens for it.
    */
@@ -122,6 +127,7 @@ function offlineRealtime(): Realtime {
     },
     leaveConversation: (id) => void listeners.conversations.delete(id),
     onStateChange: () => {},
+    onResubscribed: () => {},
     deliver: (type, conversationId, data) => listeners.deliver(type, conversationId, data),
     disconnect: () => {},
   };
@@ -149,6 +155,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
   });
   const connection = echo.connector.pusher.connection;
   const handlers = new Listeners();
+  const resubscribed: (() => void)[] = [];
   const listeners: ((state: ConnectionState, reconnected: boolean) => void)[] = [];
   let everConnected = false;
   connection.bind('state_change', ({ current }: { current: ConnectionState }) => {
@@ -162,6 +169,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     state: () => connection.state as ConnectionState,
     listenToUser(userId, on) {
       handlers.user = on;
+      let subscribedBefore = false;
       const live = (type: string) => (data: unknown) => handlers.deliver(type, null, data);
       echo
         .private(`chat.user.${userId}`)
@@ -169,6 +177,10 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
         .listen('.UserPresenceChanged', live('UserPresenceChanged'))
         .listen('.UserBlockChanged', live('UserBlockChanged'))
         .listen('.GroupMembershipRevoked', live('GroupMembershipRevoked'))
+        .subscribed(() => {
+          if (subscribedBefore) for (const listener of resubscribed) listener();
+          subscribedBefore = true;
+        })
         .error((error: { status?: number }) => console.warn('chat.user subscription refused', error));
     },
     listenToConversation(id, on) {
@@ -189,6 +201,9 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     deliver: (type, conversationId, data) => handlers.deliver(type, conversationId, data),
     onStateChange(listener) {
       listeners.push(listener);
+    },
+    onResubscribed(listener) {
+      resubscribed.push(listener);
     },
     disconnect() {
       echo.disconnect();
