@@ -1,7 +1,7 @@
 // The database functions as they run, each in one file: repeatable definitions, as Flyway's repeatable
 // migrations. After the versioned migrations (which are history, frozen once landed), each definition whose
-// text differs from the one last applied (a SHA-256 kept in parley_definitions) is applied again, in its own
-// transaction under an advisory lock, so nodes starting together apply it once. To change a function, edit its
+// text differs from the one last applied (a SHA-256 kept in parley_definitions) is applied again, in one
+// transaction under an advisory lock, so nodes starting together apply them once. To change a function, edit its
 // file: a full `create or replace` definition.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
@@ -20,20 +20,22 @@ const checksum = (text: string): string => createHash('sha256').update(text).dig
 
 /** Applies the definitions that changed since they were last applied; returns their names. */
 export async function applyDefinitions(db: Kysely<unknown>): Promise<string[]> {
-  await sql`create table if not exists parley_definitions (name text primary key, checksum text not null, applied_at timestamptz not null default now())`.execute(db);
-  const applied: string[] = [];
-  for (const definition of DEFINITIONS) {
-    const sum = checksum(definition.sql);
-    const changed = await db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${DEFINITIONS_LOCK})`.execute(trx);
-      const { rows } = await sql<{ checksum: string }>`select checksum from parley_definitions where name = ${definition.name}`.execute(trx);
-      if (rows[0]?.checksum === sum) return false;
+  // One transaction under the lock, the table's creation included: nodes starting together on a fresh database
+  // would otherwise race on it.
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${DEFINITIONS_LOCK})`.execute(trx);
+    await sql`create table if not exists parley_definitions (name text primary key, checksum text not null, applied_at timestamptz not null default now())`.execute(trx);
+    const { rows } = await sql<{ name: string; checksum: string }>`select name, checksum from parley_definitions`.execute(trx);
+    const applied = new Map(rows.map((r) => [r.name, r.checksum]));
+    const changed: string[] = [];
+    for (const definition of DEFINITIONS) {
+      const sum = checksum(definition.sql);
+      if (applied.get(definition.name) === sum) continue;
       await sql.raw(definition.sql).execute(trx);
       await sql`insert into parley_definitions (name, checksum) values (${definition.name}, ${sum})
         on conflict (name) do update set checksum = excluded.checksum, applied_at = now()`.execute(trx);
-      return true;
-    });
-    if (changed) applied.push(definition.name);
-  }
-  return applied;
+      changed.push(definition.name);
+    }
+    return changed;
+  });
 }
