@@ -57,7 +57,7 @@ export interface CpuShares {
  * Where the machine's CPU went over a span. "other" is what processes outside the benchmark used (another
  * build or test run on the same machine): when it is not near zero, the figures of that span are disturbed.
  */
-export function cpuAccount(serverPid: number, clientPids: readonly number[], databasePids: readonly number[] = []): { done(): CpuShares } {
+export function cpuAccount(serverPid: number, clientPids: readonly number[], databasePids: readonly number[] = []): { done(laterDatabasePids?: readonly number[]): CpuShares } {
   // A database backend may end during the span: it then counts what it had used at the start (nothing more is known).
   const first = new Map(databasePids.map((pid) => [pid, safeCpuSeconds(pid) ?? 0]));
   const read = () => ({
@@ -71,12 +71,15 @@ export function cpuAccount(serverPid: number, clientPids: readonly number[], dat
   });
   const a = read();
   return {
-    done() {
+    // laterDatabasePids: the backends serving the server at the end of the span. Those not there at the start
+    // were opened during it (a pool growing under load): all their CPU falls in the span.
+    done(laterDatabasePids = []) {
       const b = read();
+      const born = laterDatabasePids.filter((pid) => !first.has(pid)).reduce((s, pid) => s + (safeCpuSeconds(pid) ?? 0), 0);
       const span = (b.at - a.at) / 1000;
       const server = (b.server - a.server) / span;
       const clients = (b.clients - a.clients) / span;
-      const database = (b.database - a.database) / span;
+      const database = (b.database - a.database + born) / span;
       const driver = (b.driver - a.driver) / span;
       const other = Math.max(0, (b.machine - a.machine) / span - server - clients - database - driver);
       return { server, database, clients, driver, other };
