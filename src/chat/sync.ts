@@ -18,10 +18,15 @@ export interface Change {
 }
 
 export interface SyncPage {
-  readonly changes: Change[];
+  /** Each change as JSON text (a Change): payloads pass from the feed to the answer without being decoded. */
+  readonly changes: string[];
   readonly cursor: string;
   readonly has_more: boolean;
 }
+
+/** The answer of GET /sync as JSON text: {"data": {changes, cursor, has_more}}. */
+export const syncAnswerJson = (page: SyncPage): string =>
+  `{"data":{"changes":[${page.changes.join(',')}],"cursor":${JSON.stringify(page.cursor)},"has_more":${page.has_more}}}`;
 
 export const SYNC_LIMIT = { default: 500, max: 1000 } as const;
 
@@ -97,21 +102,23 @@ export async function syncChanges(ctx: ChatContext, actor: Actor, options: { sin
  * The page's rows as changes. InboxUpdated is state: each conversation's latest inbox change in the page becomes
  * the user's entry as it is now, at that change's place, and none for a conversation the user is no longer in.
  */
-async function render(db: DB, userId: number, rows: readonly ChangeRow[]): Promise<Change[]> {
+async function render(db: DB, userId: number, rows: readonly ChangeRow[]): Promise<string[]> {
   const lastInbox = new Map<number, number>();
   rows.forEach((r, i) => {
     if (r.type === 'InboxUpdated' && r.conversation_id !== null) lastInbox.set(r.conversation_id, i);
   });
   const entries = await inboxEntries(db, userId, [...lastInbox.keys()]);
-  const changes: Change[] = [];
+  const changes: string[] = [];
   rows.forEach((r, i) => {
     let data = r.data;
     if (r.type === 'InboxUpdated') {
       if (r.conversation_id === null || lastInbox.get(r.conversation_id) !== i) return;
-      data = entries.get(r.conversation_id);
-      if (data === undefined) return;
+      const entry = entries.get(r.conversation_id);
+      if (entry === undefined) return;
+      data = JSON.stringify(entry);
     }
-    changes.push({ type: r.type, conversation_id: r.conversation_id, data, at: r.at.toISOString() });
+    // The keys of a Change, in its order.
+    changes.push(`{"type":${JSON.stringify(r.type)},"conversation_id":${r.conversation_id},"data":${data},"at":"${r.at.toISOString()}"}`);
   });
   return changes;
 }

@@ -30,7 +30,8 @@ export interface ChangeRow extends FeedPosition {
   readonly conversation_id: number | null;
   readonly user_id: number | null;
   readonly type: string;
-  readonly data: unknown;
+  /** The payload as JSON text; null for InboxUpdated. */
+  readonly data: string | null;
   readonly at: Date;
 }
 
@@ -59,11 +60,19 @@ export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; snaps
   return { horizon: Number(rows[0]!.horizon), snapshot: rows[0]!.snapshot };
 }
 
+/** Below this many changes in the whole feed after a position, a read walks them in order instead of probing each conversation. */
+export const FEED_WALK_MAX = 5_000;
+
 /**
  * A user's changes after a position and below the horizon, in feed order: their own rows, and the rows of every
  * conversation they were a participant of at the time (from the transaction that added them to the one that
  * removed them, both included). `seen`: a snapshot whose committed transactions are skipped (a cursor taken
- * with the inbox). One index range per conversation span, so a user's other conversations cost a probe each.
+ * with the inbox). Payloads come as JSON text, to be passed on without decoding.
+ *
+ * Two plans give the same rows. When the whole feed has few changes after the position (a client that syncs
+ * often, or a quiet server; counted up to FEED_WALK_MAX), those are walked in order and each is checked against
+ * the user's participation spans: one probe per change. Otherwise each of the user's conversations is read from
+ * its own index range: one probe per conversation, however busy the rest of the server is.
  */
 export async function readChanges(
   db: DB,
@@ -72,24 +81,37 @@ export async function readChanges(
   horizon: number,
   seen: string | null,
   limit: number,
+  walkMax: number = FEED_WALK_MAX,
 ): Promise<ChangeRow[]> {
   const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
-  const { rows } = await sql<{ tx: string; seq: string; conversation_id: string | null; user_id: string | null; type: string; data: unknown; at: Date }>`
-    select * from (
-      (select c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data, c.at from sync_changes c
-        where c.user_id = ${userId} and (c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint and ${unseen}
-        order by c.tx, c.seq limit ${limit})
-      union all
-      (select c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data, c.at from sync_memberships m
-        cross join lateral (
-          select c.* from sync_changes c
-          where c.conversation_id = m.conversation_id and c.user_id is null
-            and (c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint
-            and c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx) and ${unseen}
-          order by c.tx, c.seq limit ${limit}) c
-        where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
-    ) changes
-    order by tx, seq limit ${limit}`.execute(db);
+  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint`;
+  const { rows: counted } = await sql<{ n: string }>`
+    select count(*) as n from (select 1 from sync_changes c where ${afterPosition} limit ${walkMax}) few`.execute(db);
+  const walk = Number(counted[0]!.n) < walkMax;
+  const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
+  const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
+  const query = walk
+    ? sql<RawChangeRow>`
+      select ${columns} from sync_changes c
+      where ${afterPosition} and ${unseen}
+        and (c.user_id = ${userId} or (c.user_id is null and exists (
+          select 1 from sync_memberships m where m.user_id = ${userId} and m.conversation_id = c.conversation_id and ${inSpan})))
+      order by c.tx, c.seq limit ${limit}`
+    : sql<RawChangeRow>`
+      select * from (
+        (select ${columns} from sync_changes c
+          where c.user_id = ${userId} and ${afterPosition} and ${unseen}
+          order by c.tx, c.seq limit ${limit})
+        union all
+        (select ${columns} from sync_memberships m
+          cross join lateral (
+            select c.* from sync_changes c
+            where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
+            order by c.tx, c.seq limit ${limit}) c
+          where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
+      ) changes
+      order by tx, seq limit ${limit}`;
+  const { rows } = await query.execute(db);
   return rows.map((r) => ({
     tx: Number(r.tx),
     seq: Number(r.seq),
@@ -99,6 +121,16 @@ export async function readChanges(
     data: r.data,
     at: r.at,
   }));
+}
+
+interface RawChangeRow {
+  tx: string | number;
+  seq: string | number;
+  conversation_id: string | number | null;
+  user_id: string | number | null;
+  type: string;
+  data: string | null;
+  at: Date;
 }
 
 /** Deletes up to `batch` changes written before `before`, and participation spans that ended before it; the number of changes deleted. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { SYNC_LIMIT, syncChanges } from '../../chat/sync.js';
+import { SYNC_LIMIT, syncAnswerJson, syncChanges } from '../../chat/sync.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, userErrors } from '../schemas.js';
 
@@ -26,5 +26,9 @@ export const syncRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { cha
         410: ErrorBody,
       },
     },
-  }, async (request) => ({ data: await syncChanges(chat, request.actor, request.query) }));
+  }, async (request, reply) => {
+    // Written as JSON text (the payloads come from the feed as text): sent as it is, not serialized again.
+    const page = await syncChanges(chat, request.actor, request.query);
+    return reply.type('application/json; charset=utf-8').send(syncAnswerJson(page) as never); // the schema still documents it
+  });
 };

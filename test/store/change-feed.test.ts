@@ -1,0 +1,49 @@
+// The change feed's two read plans (store/change-feed.ts): walking the feed's changes after a position, or probing
+// each of the user's conversations. They must give the same rows for every user and every position, whichever is
+// chosen; here each is forced on the same feed (members added, removed, blocks, sends, reads).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { feedHorizon, readChanges } from '../../src/store/change-feed.js';
+import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
+import { direct, group, newUsers, send } from '../http/helpers.js';
+
+for (const database of DATABASES) {
+  describe(`change feed read plans (${database})`, () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startTestApp({ database });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    test('walking the feed and probing each conversation give the same changes, for every user and position', async () => {
+      const [alice, bob, carol, dave] = newUsers(4);
+      const team = await group(app, alice, [bob, carol]);
+      const pair = await direct(app, alice, dave);
+      await send(app, bob, team, 'one');
+      await send(app, alice, pair, 'two');
+      assert.equal((await app.request(alice, 'DELETE', `/groups/${team}/participants/${carol}`)).status, 204);
+      await send(app, bob, team, 'three');
+      assert.equal((await app.request(alice, 'POST', `/groups/${team}/participants`, { user_ids: [dave] })).status, 200);
+      assert.equal((await app.request(dave, 'POST', `/conversations/${team}/read`, {})).status, 200);
+      assert.equal((await app.request(dave, 'POST', '/blocks', { user_id: carol })).status, 200);
+      await send(app, dave, team, 'four');
+
+      const db = app.app.database.db;
+      const { horizon } = await feedHorizon(db);
+      for (const user of [alice, bob, carol, dave]) {
+        const all = await readChanges(db, user, { tx: 0, seq: 0 }, horizon, null, 1000, Number.MAX_SAFE_INTEGER);
+        assert.ok(all.length > 0, `user ${user} has changes`);
+        assert.deepEqual(await readChanges(db, user, { tx: 0, seq: 0 }, horizon, null, 1000, 0), all, `user ${user}: probe = walk`);
+        // From every position in the middle, and in pages of two.
+        for (const [i, from] of all.entries()) {
+          const walked = await readChanges(db, user, from, horizon, null, 2, Number.MAX_SAFE_INTEGER);
+          const probed = await readChanges(db, user, from, horizon, null, 2, 0);
+          assert.deepEqual(probed, walked, `user ${user} after change ${i}`);
+          assert.deepEqual(walked, all.slice(i + 1, i + 3));
+        }
+      }
+    });
+  });
+}
