@@ -21,7 +21,7 @@ import {
 } from '../store/messages.js';
 import { findMembership, readerStates } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
-import { inTransaction, type Tx } from '../store/transaction.js';
+import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
@@ -29,7 +29,7 @@ import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
-import { changesOf, unitOfWork, type InboxChange } from './unit-of-work.js';
+import { changesOf, unitOfWork } from './unit-of-work.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
 export interface SendInput {
@@ -162,14 +162,18 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   let sent: WrittenSends;
   const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
-    sent = await inTransaction(deps.db, async (trx) => {
-      // Plain messages with notifications: the write and its outbox rows in one statement.
-      if (notifications && drafts.every(isPlain)) {
-        const { written, ...outboxRows } = await writeMessagesWithOutbox(trx, drafts, now, notifications.sentOutbox());
-        return recordSends(trx, notifications, drafts, written, outboxRows);
-      }
-      return recordSends(trx, notifications, drafts, await writeMessages(trx, drafts, now));
-    });
+    if (drafts.every(isPlain)) {
+      // Plain messages: the write, its change feed rows and (with notifications) its outbox rows in one
+      // statement, its own transaction; each MessageSent payload is built here, the write adds id and sender.
+      const sentFeed = { payloads: drafts.map((d) => JSON.stringify(messageSentPayload(plainMessage(0, d.conversation_id, d.body, { id: d.sender_id, name: '', avatar_url: null }, now)))) };
+      sent = await retrying(async () => {
+        if (!notifications) return sentMessages(deps.db, drafts, await writeMessages(deps.db, drafts, now, sentFeed));
+        const { written, ...outboxRows } = await writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox(), sentFeed);
+        return sentMessages(deps.db, drafts, written, outboxRows);
+      });
+    } else {
+      sent = await inTransaction(deps.db, async (trx) => recordSends(trx, notifications, drafts, await writeMessages(trx, drafts, now)));
+    }
   } catch (err) {
     if (requests.length === 1 || !isInputError(err)) return requests.map(() => err as Error);
     // One request's input broke the statement: each on its own, so only that one fails.
@@ -215,33 +219,36 @@ interface WrittenSends {
 }
 
 /**
- * What every send records in its transaction (the batched unit of work; see unit-of-work.ts): each written
- * message's MessageSent and its conversation's inbox change in the change feed, and their outbox rows (MessageSent
- * webhooks and pushes; written already when the send statement wrote them, `outboxRows`). The transaction holds
- * the conversations' locks exclusively, so rows first in their conversation's queue come back leased to this node.
+ * What a send that is not all plain messages records in its transaction (the batched unit of work; see
+ * unit-of-work.ts): each written message's MessageSent and its conversation's inbox change in the change feed, and
+ * their outbox rows (MessageSent webhooks and pushes). The transaction holds the conversations' locks exclusively,
+ * so rows first in their conversation's queue come back leased to this node. (Plain messages record the same in
+ * the send's own statement: store/messages.ts, SentFeed.)
  */
 async function recordSends(
   trx: Tx,
   notifications: Notifications | undefined,
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
-  outboxRows?: LeasedRows,
 ): Promise<WrittenSends> {
-  const resources = await messageResources(trx, drafts, written);
+  const sent = await sentMessages(trx, drafts, written);
+  const events = [...sent.sentEvents.values()];
+  await appendChanges(trx, changesOf(events, [...written.conversations.keys()].map((conversationId) => ({ conversationId }))));
+  if (!notifications) return sent;
+  const outboxRows = await notifications.writeLeased(trx, events, (e) => {
+    const m = e.payload as MessageResource;
+    return recipientsOf(written, m.conversation_id, m.sender.id);
+  });
+  return { ...sent, outboxRows };
+}
+
+/** The resources and MessageSent events of messages written (plain ones from the write alone, the others loaded). */
+async function sentMessages(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages, outboxRows?: LeasedRows): Promise<WrittenSends> {
+  const resources = await messageResources(db, drafts, written);
   const sentEvents = new Map<number, DomainEvent>();
-  const inbox: InboxChange[] = [];
   for (const [i, message] of resources) {
     const payload = messageSentPayload(message);
     sentEvents.set(i, event('MessageSent', message.conversation_id, payload, JSON.stringify(payload)));
-  }
-  for (const conversationId of written.conversations.keys()) inbox.push({ conversationId });
-  const events = [...sentEvents.values()];
-  await appendChanges(trx, changesOf(events, inbox));
-  if (notifications && !outboxRows) {
-    outboxRows = await notifications.writeLeased(trx, events, (e) => {
-      const m = e.payload as MessageResource;
-      return recipientsOf(written, m.conversation_id, m.sender.id);
-    });
   }
   return { written, resources, sentEvents, outboxRows };
 }

@@ -1,6 +1,6 @@
 // Messages: the write of new messages (many at once), edits and soft deletes with their guards, and the reads
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DB } from './database.js';
 import type { LeasedRows, OutboxRow } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
@@ -66,10 +66,44 @@ const toDate = (value: JsonTime): Date | null => (value === null ? null : new Da
  * transaction; inside one (a forward) its locks and writes belong to that transaction.
  * The drafts travel as one JSON parameter, so the statement is the same for any number of them.
  */
-export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date): Promise<WrittenMessages> {
+export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date, sentFeed?: SentFeed): Promise<WrittenMessages> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
-  const { rows } = await sql<{ written: SendAnswer }>`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`.execute(db);
-  return writtenMessages(drafts, now, rows[0]!.written);
+  const call = sql`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`;
+  const { rows } = await withSentFeed(call, sql`sent.written`, sentFeed).execute(db);
+  return writtenMessages(drafts, now, (rows[0] as { written: SendAnswer }).written);
+}
+
+/**
+ * The change feed's rows of a send of plain messages (src/chat/unit-of-work.ts records the same for every other
+ * action), written by the send's own statement: for each message written, MessageSent with the payload its caller
+ * built (`payloads[i]`, JSON text of draft i's payload) completed with the id and sender the write gave it; then
+ * InboxUpdated (no payload) once per conversation that received one. One round trip, as the send itself.
+ */
+export interface SentFeed {
+  readonly payloads: readonly string[];
+}
+
+function withSentFeed(call: RawBuilder<unknown>, answer: RawBuilder<unknown>, feed: SentFeed | undefined) {
+  if (!feed) return call;
+  return sql`with sent as (${call}),
+    results as (
+      select (r.ord - 1)::int as i, r.value as res
+      from sent, json_array_elements(${answer}->'results') with ordinality as r(value, ord)),
+    drafted as (
+      select 0 as part, r.i as k, (t.value->>'conversation_id')::bigint as conversation_id, 'MessageSent' as type,
+        t.value || jsonb_build_object('id', (r.res->>'id')::bigint, 'sender', jsonb_build_object(
+          'id', (t.value->'sender'->>'id')::bigint, 'name', r.res->>'name', 'avatar_url', (r.res->'avatar_url')::jsonb)) as data
+      from results r join jsonb_array_elements(${`[${feed.payloads.join(',')}]`}::jsonb) with ordinality as t(value, ord) on t.ord - 1 = r.i
+      where r.res->>'outcome' = 'ok'),
+    feed as (
+      insert into sync_changes (conversation_id, user_id, type, data)
+      select conversation_id, null, type, data from (
+        select part, k, conversation_id, type, data from drafted
+        union all
+        select 1, min(k), conversation_id, 'InboxUpdated', null from drafted group by conversation_id) changes
+      order by part, k
+      returning 1)
+    select sent.* from sent`;
 }
 
 /** Which outbox rows a send writes with its messages (migration 010): MessageSent webhooks to these URLs, pushes. */
@@ -97,12 +131,13 @@ export async function writeMessagesWithOutbox(
   drafts: readonly MessageDraft[],
   now: Date,
   outbox: SentOutbox,
+  sentFeed?: SentFeed,
 ): Promise<{ written: WrittenMessages } & LeasedRows> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
   const spec = JSON.stringify({ webhook_urls: outbox.webhookUrls, push: outbox.push });
-  const { rows } = await sql<{ answer: { written: SendAnswer; outbox: [number, number, string, string][]; waiting: number; created_at: string } }>`
-    select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`.execute(db);
-  const answer = rows[0]!.answer;
+  const call = sql`select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`;
+  const { rows } = await withSentFeed(call, sql`(sent.answer->'written')`, sentFeed).execute(db);
+  const answer = (rows[0] as { answer: { written: SendAnswer; outbox: [number, number, string, string][]; waiting: number; created_at: string } }).answer;
   const written = writtenMessages(drafts, now, answer.written);
   const draftOf = new Map(written.results.flatMap((r, i) => (r.id === null ? [] : [[r.id, i] as const])));
   const createdAt = new Date(answer.created_at);
