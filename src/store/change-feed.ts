@@ -44,8 +44,8 @@ export async function appendChanges(trx: Tx | DB, changes: readonly ChangeDraft[
   // The payloads are JSON text already: spliced in, not encoded again.
   const rows = changes.map((c) => `{"c":${c.conversation_id ?? 'null'},"u":${c.user_id ?? 'null'},"t":${JSON.stringify(c.type)},"d":${c.json ?? 'null'}}`);
   await sql`insert into sync_changes (conversation_id, user_id, type, data)
-    select (e.v->>'c')::bigint, (e.v->>'u')::bigint, e.v->>'t', nullif(e.v->'d', 'null'::jsonb)
-    from jsonb_array_elements(${`[${rows.join(',')}]`}::jsonb) with ordinality as e(v, ord)
+    select (e.v->>'c')::bigint, (e.v->>'u')::bigint, e.v->>'t', case when json_typeof(e.v->'d') = 'null' then null else e.v->'d' end
+    from json_array_elements(${`[${rows.join(',')}]`}::json) with ordinality as e(v, ord)
     order by e.ord`.execute(trx);
 }
 
@@ -135,8 +135,10 @@ interface RawChangeRow {
 
 /** Deletes up to `batch` changes written before `before`, and participation spans that ended before it; the number of changes deleted. */
 export async function pruneChanges(db: DB | Tx, before: Date, batch: number): Promise<number> {
+  // From the oldest transaction up (the primary key's order, which follows time but for a long transaction):
+  // the first batch that is not past retention ends the pruning.
   const deleted = await sql`delete from sync_changes where (tx, seq) in (
-    select tx, seq from sync_changes where at < ${before} order by at limit ${batch})`.execute(db);
+    select tx, seq from (select tx, seq, at from sync_changes order by tx, seq limit ${batch}) oldest where at < ${before})`.execute(db);
   await sql`delete from sync_memberships where ctid in (
     select ctid from sync_memberships where left_at < ${before} limit ${batch})`.execute(db);
   return Number(deleted.numAffectedRows ?? 0n);

@@ -91,8 +91,8 @@ function withSentFeed(call: RawBuilder<unknown>, answer: RawBuilder<unknown>, fe
       from sent, json_array_elements(${answer}->'results') with ordinality as r(value, ord)),
     drafted as (
       select 0 as part, r.i as k, (t.value->>'conversation_id')::bigint as conversation_id, 'MessageSent' as type,
-        t.value || jsonb_build_object('id', (r.res->>'id')::bigint, 'sender', jsonb_build_object(
-          'id', (t.value->'sender'->>'id')::bigint, 'name', r.res->>'name', 'avatar_url', (r.res->'avatar_url')::jsonb)) as data
+        (t.value || jsonb_build_object('id', (r.res->>'id')::bigint, 'sender', jsonb_build_object(
+          'id', (t.value->'sender'->>'id')::bigint, 'name', r.res->>'name', 'avatar_url', (r.res->'avatar_url')::jsonb)))::json as data
       from results r join jsonb_array_elements(${`[${feed.payloads.join(',')}]`}::jsonb) with ordinality as t(value, ord) on t.ord - 1 = r.i
       where r.res->>'outcome' = 'ok'),
     feed as (

@@ -8,7 +8,9 @@ import { sql, type Kysely } from 'kysely';
 // rows of one transaction. Transaction ids are taken when a transaction first locks or writes and commit out of
 // order, so a reader only reads rows whose tx is below the oldest transaction still running
 // (pg_snapshot_xmin): every such transaction has ended, so no row can later appear before a position handed out.
-// An InboxUpdated row has no data: each reader's entry is loaded as it is at the sync.
+// An InboxUpdated row has no data: each reader's entry is loaded as it is at the sync. `data` is json, not jsonb:
+// it is only ever passed on as the text it was written as. No index on `at`: the feed is pruned from its oldest
+// transaction up, the primary key's order.
 //
 // sync_memberships: each span of a user's participation in a conversation, from the transaction that added them
 // to the one that removed them (both included), kept by triggers on participants so that no path that adds or
@@ -20,13 +22,12 @@ const statements = [
      conversation_id bigint,
      user_id bigint,
      type text not null,
-     data jsonb,
+     data json,
      at timestamptz not null default now(),
      primary key (tx, seq)
    )`,
   `create index sync_changes_of_conversation on sync_changes (conversation_id, tx, seq) where user_id is null`,
   `create index sync_changes_of_user on sync_changes (user_id, tx, seq) where user_id is not null`,
-  `create index sync_changes_by_time on sync_changes (at)`,
   `create table sync_memberships (
      user_id bigint not null,
      conversation_id bigint not null,
