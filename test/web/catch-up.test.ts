@@ -214,12 +214,6 @@ describe('web client: catching up over GET /sync', { skip }, () => {
 
   test(
     'my new role caught up also changes what I may do: as an admin I may delete the others’ messages, as after a reload',
-    {
-      todo:
-        'web client bug: ThreadView.participantsChanged (web/src/thread.ts) updates the header and the store but does not draw ' +
-        'the messages again, and MessageList.renderMessage (web/src/message-list.ts) decides on “Delete” from my role when a ' +
-        'message is drawn; live or caught up, the window offers Delete on others’ messages only after a reload',
-    },
     async () => {
       await seeText(bob.locator('#thread-title'), 'Weekend trip');
       const fresh = await reloadedBob('Weekend trip');

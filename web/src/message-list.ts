@@ -128,6 +128,15 @@ export class MessageList {
     if (!previous && (nearBottom || message.sender.id === this.store.me.id)) this.scrollToBottom();
   }
 
+  /** Every message drawn again where it is: what I may do with them changed (my role in the group). */
+  redrawMessages(): void {
+    if (!this.shown) return;
+    for (const [id, message] of this.messages) {
+      if (!this.deletedIds.has(id)) this.elementOf(id)?.replaceWith(this.renderMessage(message));
+    }
+    this.actions.rendered();
+  }
+
   setReactions(messageId: number, reactions: Reaction[]): void {
     const message = this.messages.get(messageId);
     if (message) this.upsert({ ...message, reactions });

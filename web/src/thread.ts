@@ -290,6 +290,8 @@ export class ThreadView {
               })
               .join('; ');
     this.store.patchConversation(this.id, { participant_count: event.participant_count, participants_preview: event.participants_preview });
+    // My own role changed: the Delete buttons on others' messages follow it.
+    if (event.change_type === 'role_changed' && event.target_user_ids.includes(this.store.me.id)) this.list.redrawMessages();
     if (event.change_type === 'removed') {
       // A member who left or was removed no longer counts as a reader.
       this.receipts.forget(event.target_user_ids);
