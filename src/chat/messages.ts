@@ -19,7 +19,7 @@ import {
   type MessageDraft,
   type WrittenMessages,
 } from '../store/messages.js';
-import { findMembership, readerStates } from '../store/participants.js';
+import { findMembership } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';

@@ -127,7 +127,7 @@ for (const database of DATABASES) {
 
     test('a state loaded at a cursor plus the changes since equals a fresh load, for a seeded random mix of every operation', async () => {
       const users = newUsers(4);
-      const [a, b, c, d] = users;
+      const [a, b, c] = users;
       await register(app, ...users);
       const r = prng(SEED);
       // Some history before the cursor.

@@ -18,9 +18,6 @@ import type {
   UserTypingEvent,
 } from './types.js';
 
-/** The events of a conversation's channel, by broadcast name. */
-const CONVERSATION_EVENTS = ['MessageSent', 'MessageUpdated', 'MessageDeleted', 'ConversationRead', 'UserTyping', 'GroupParticipantsChanged', 'MessageReactionsUpdated'] as const;
-
 export type ConnectionState = 'connecting' | 'connected' | 'unavailable' | 'failed' | 'disconnected' | 'offline';
 
 /** chat.user.{me}: the inbox, presence, blocks and lost memberships. */
@@ -67,50 +64,38 @@ export interface Realtime {
   disconnect(): void;
 }
 
+/** How each event reaches its handler, by broadcast name: the user's channel, and a conversation's. */
+const USER_EVENTS: Record<string, ((on: UserHandlers, data: unknown) => void) | undefined> = {
+  InboxUpdated: (on, data) => on.inboxUpdated(data as Conversation),
+  UserPresenceChanged: (on, data) => on.presenceChanged(data as UserPresenceChangedEvent),
+  UserBlockChanged: (on, data) => on.blockChanged(data as UserBlockChangedEvent),
+  GroupMembershipRevoked: (on, data) => on.membershipRevoked(data as GroupMembershipRevokedEvent),
+};
+const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unknown) => void) | undefined> = {
+  MessageSent: (on, data) => on.messageSent(data as Message),
+  MessageUpdated: (on, data) => on.messageUpdated(data as Message),
+  MessageDeleted: (on, data) => on.messageDeleted(data as MessageDeletedEvent),
+  ConversationRead: (on, data) => on.read(data as ConversationReadEvent),
+  UserTyping: (on, data) => on.typing(data as UserTypingEvent),
+  GroupParticipantsChanged: (on, data) => on.participantsChanged(data as GroupParticipantsChangedEvent),
+  MessageReactionsUpdated: (on, data) => on.reactionsUpdated(data as MessageReactionsUpdatedEvent),
+};
+
+/** Whether an event is one of a conversation's channel (its handlers are the open conversation's). */
+export const isConversationEvent = (type: string): boolean => CONVERSATION_EVENTS[type] !== undefined;
+
 /** The handlers listening now, by channel: live events and changes caught up over /sync go through them. */
 class Listeners {
   user: UserHandlers | null = null;
   readonly conversations = new Map<number, ConversationHandlers>();
 
+  /** False when nobody listens for it, or it is an event this client does not know (a later API version). */
   deliver(type: string, conversationId: number | null, data: unknown): boolean {
-    const user = this.user;
-    switch (type) {
-      case 'InboxUpdated':
-        return user ? (user.inboxUpdated(data as Conversation), true) : false;
-      case 'UserBlockChanged':
-        return user ? (user.blockChanged(data as UserBlockChangedEvent), true) : false;
-      case 'GroupMembershipRevoked':
-        return user ? (user.membershipRevoked(data as GroupMembershipRevokedEvent), true) : false;
-      case 'UserPresenceChanged':
-        return user ? (user.presenceChanged(data as UserPresenceChangedEvent), true) : false;
-    }
+    const toUser = USER_EVENTS[type];
+    if (toUser) return this.user ? (toUser(this.user, data), true) : false;
+    const toConversation = CONVERSATION_EVENTS[type];
     const on = conversationId === null ? undefined : this.conversations.get(conversationId);
-    if (!on) return false;
-    switch (type) {
-      case 'MessageSent':
-        on.messageSent(data as Message);
-        return true;
-      case 'MessageUpdated':
-        on.messageUpdated(data as Message);
-        return true;
-      case 'MessageDeleted':
-        on.messageDeleted(data as MessageDeletedEvent);
-        return true;
-      case 'ConversationRead':
-        on.read(data as ConversationReadEvent);
-        return true;
-      case 'UserTyping':
-        on.typing(data as UserTypingEvent);
-        return true;
-      case 'GroupParticipantsChanged':
-        on.participantsChanged(data as GroupParticipantsChangedEvent);
-        return true;
-      case 'MessageReactionsUpdated':
-        on.reactionsUpdated(data as MessageReactionsUpdatedEvent);
-        return true;
-      default:
-        return false; // an event this client does not know (a later API version): ignored, as live
-    }
+    return toConversation && on ? (toConversation(on, data), true) : false;
   }
 }
 
@@ -170,13 +155,9 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     listenToUser(userId, on) {
       handlers.user = on;
       let subscribedBefore = false;
-      const live = (type: string) => (data: unknown) => handlers.deliver(type, null, data);
-      echo
-        .private(`chat.user.${userId}`)
-        .listen('.InboxUpdated', live('InboxUpdated'))
-        .listen('.UserPresenceChanged', live('UserPresenceChanged'))
-        .listen('.UserBlockChanged', live('UserBlockChanged'))
-        .listen('.GroupMembershipRevoked', live('GroupMembershipRevoked'))
+      const channel = echo.private(`chat.user.${userId}`);
+      for (const type of Object.keys(USER_EVENTS)) channel.listen(`.${type}`, (data: unknown) => handlers.deliver(type, null, data));
+      channel
         .subscribed(() => {
           if (subscribedBefore) for (const listener of resubscribed) listener();
           subscribedBefore = true;
@@ -187,7 +168,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
       const name = `chat.conversation.${id}`;
       handlers.conversations.set(id, on);
       const channel = echo.private(name);
-      for (const type of CONVERSATION_EVENTS) channel.listen(`.${type}`, (data: unknown) => handlers.deliver(type, id, data));
+      for (const type of Object.keys(CONVERSATION_EVENTS)) channel.listen(`.${type}`, (data: unknown) => handlers.deliver(type, id, data));
       channel.error((error: { status?: number }) => on.refused(error.status ?? 0));
       return () => {
         if (handlers.conversations.get(id) === on) handlers.conversations.delete(id);

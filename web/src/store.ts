@@ -4,7 +4,7 @@
 // it imports none of them.
 import { describeError, type Api, type ApiError } from './api.js';
 import { toast } from './dom.js';
-import type { Realtime } from './realtime.js';
+import { isConversationEvent, type Realtime } from './realtime.js';
 import type { Conversation, GroupParticipantsChangedEvent, InboxPage, Message, Presence, SyncChange, SyncPage, User } from './types.js';
 
 const INBOX_PAGE = 30;
@@ -281,7 +281,7 @@ export class ChatStore {
     if (change.type === 'MessageUpdated' && id !== null && this.byId.get(id)?.last_message?.id === (change.data as Message).id) {
       this.patchConversation(id, { last_message: change.data as Message });
     }
-    const toView = id === null || !['MessageSent', 'MessageUpdated', 'MessageDeleted', 'ConversationRead', 'GroupParticipantsChanged', 'MessageReactionsUpdated'].includes(change.type) || this.watching.has(id);
+    const toView = id === null || !isConversationEvent(change.type) || this.watching.has(id);
     if (toView) this.realtime.deliver(change.type, id, change.data);
   }
 
