@@ -1,4 +1,4 @@
-// The resources of the contract, as TypeBox schemas: one definition gives the TypeScript types, the HTTP
+// The resources of the API (docs/api.md), as TypeBox schemas: one definition gives the TypeScript types, the HTTP
 // response serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
 

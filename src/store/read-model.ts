@@ -1,4 +1,4 @@
-// The read model: rows → the contract's resources, in a constant number of queries whatever the list's length.
+// The read model: rows → the API's resources (docs/api.md), in a constant number of queries whatever the list's length.
 import { sql } from 'kysely';
 import type { DB } from './database.js';
 import { mentionedUsers, reactionSummaries } from './reactions.js';
