@@ -61,19 +61,28 @@ export function highlightRanges(body: string | null, words: readonly string[]): 
     let best: string | null = null;
     for (const w of words) if (folded.startsWith(w) && (best === null || w.length > best.length)) best = w;
     if (best === null) continue;
-    let end = token.length;
-    for (let i = 1; i <= token.length; i++) {
-      const code = token.charCodeAt(i - 1);
-      if (code >= 0xd800 && code <= 0xdbff) continue; // never cut a surrogate pair
-      if (fold(token.slice(0, i)).startsWith(best)) {
-        end = i;
-        break;
-      }
-    }
-    while (end < token.length && /\p{M}/u.test(token[end]!)) end++;
-    ranges.push({ start: match.index, end: match.index + end });
+    let stop = shortestPrefix(token, best);
+    while (stop < token.length && /\p{M}/u.test(token[stop]!)) stop++;
+    ranges.push({ start: match.index, end: match.index + stop });
   }
   return ranges;
+}
+
+/**
+ * The length of token's shortest start whose folding begins with word (token's folding does). A binary search:
+ * folding a longer start never loses what a shorter one gave, and trying every length would fold O(n²)
+ * characters (five words of 2,000 "é" took seconds). Never ends inside a surrogate pair.
+ */
+export function shortestPrefix(token: string, word: string, foldText: (text: string) => string = fold): number {
+  let low = 1;
+  let high = token.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (foldText(token.slice(0, mid)).startsWith(word)) high = mid;
+    else low = mid + 1;
+  }
+  const code = token.charCodeAt(low - 1);
+  return code >= 0xd800 && code <= 0xdbff ? low + 1 : low;
 }
 
 // ----------------------------------------------------------------------------------------------------------
