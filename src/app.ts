@@ -82,6 +82,8 @@ function rateLimiter(config: Config, redis: RedisConnections | null, logger: Log
     upload: limits.uploadsPerMinute,
     block: limits.blocksPerMinute,
     write: limits.otherWritesPerMinute,
+    search: limits.searchesPerMinute,
+    history: limits.historyPagesPerMinute,
     auth_failure: limits.authFailuresPerMinute,
   };
   if (!redis) return memoryRateLimiter(perMinute);

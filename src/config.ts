@@ -54,6 +54,9 @@ export interface Limits {
   readonly uploadsPerMinute: number;
   readonly blocksPerMinute: number;
   readonly otherWritesPerMinute: number;
+  /** Reads that cost: searches (messages, users) and history pages. */
+  readonly searchesPerMinute: number;
+  readonly historyPagesPerMinute: number;
   /** Failed authentications per address per minute. */
   readonly authFailuresPerMinute: number;
   /** CHAT_REQUEST_TIMEOUT_S: time for a request's headers, and for its body before it earns more (http/timeouts.ts). */
@@ -288,6 +291,8 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       uploadsPerMinute: v.CHAT_RATE_UPLOADS_PER_MINUTE,
       blocksPerMinute: v.CHAT_RATE_BLOCKS_PER_MINUTE,
       otherWritesPerMinute: v.CHAT_RATE_OTHER_WRITES_PER_MINUTE,
+      searchesPerMinute: v.CHAT_RATE_SEARCHES_PER_MINUTE,
+      historyPagesPerMinute: v.CHAT_RATE_HISTORY_PAGES_PER_MINUTE,
       authFailuresPerMinute: v.CHAT_RATE_AUTH_FAILURES_PER_MINUTE,
       requestTimeoutSeconds: v.CHAT_REQUEST_TIMEOUT_S,
       requestMinBytesPerSecond: v.CHAT_REQUEST_MIN_BYTES_PER_S,

@@ -47,6 +47,8 @@ const BENCH_ENV = {
   CHAT_RATE_UPLOADS_PER_MINUTE: '0',
   CHAT_RATE_BLOCKS_PER_MINUTE: '0',
   CHAT_RATE_OTHER_WRITES_PER_MINUTE: '0',
+  CHAT_RATE_SEARCHES_PER_MINUTE: '0',
+  CHAT_RATE_HISTORY_PAGES_PER_MINUTE: '0',
 } as const;
 
 export type ParleyDatabase = 'postgres' | 'pglite';

@@ -20,6 +20,8 @@ export const RATE_LIMITED_ACTIONS = [
   'upload',
   'block',
   'write',
+  'search',
+  'history',
   'auth_failure',
 ] as const;
 export type RateLimitedAction = (typeof RATE_LIMITED_ACTIONS)[number];
@@ -42,6 +44,8 @@ const WHAT: Record<RateLimitedAction, string> = {
   upload: 'uploads',
   block: 'blocks and unblocks',
   write: 'requests',
+  search: 'searches',
+  history: 'history pages',
   auth_failure: 'failed authentications from this address',
 };
 

@@ -464,6 +464,11 @@ export const SETTINGS = {
     default: 300,
     meaning: 'Per-user limit on every other write of the user API (reactions, mutes, push subscriptions, ...), each request counted once.',
   }),
+  CHAT_RATE_SEARCHES_PER_MINUTE: ratePerMinute({
+    default: 120,
+    meaning: 'Per-user limit on searches (`GET /search/messages`, `GET /users`): the reads that cost the most.',
+  }),
+  CHAT_RATE_HISTORY_PAGES_PER_MINUTE: ratePerMinute({ default: 1200, meaning: 'Per-user limit on history pages (`GET /conversations/{id}/messages`).' }),
   CHAT_RATE_AUTH_FAILURES_PER_MINUTE: ratePerMinute({
     default: 60,
     meaning:

@@ -1,6 +1,7 @@
-// Which rate limit each write of the user API counts against, in one table, and the hooks that apply them:
-// every POST, PUT, PATCH and DELETE behind a user token is limited per user, and a failed authentication (a
-// missing or bad token, a bad server key) per address. Reads (GET) are not limited.
+// Which rate limit each request of the user API counts against, in two tables, and the hooks that apply them:
+// every POST, PUT, PATCH and DELETE behind a user token is limited per user, so are the reads that cost (searches,
+// history pages), and a failed authentication (a missing or bad token, a bad server key) per address. Other reads
+// (GET) are not limited.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isIPv6 } from 'node:net';
 import { ChatError } from '../chat/errors.js';
@@ -38,11 +39,18 @@ export const WRITE_LIMITS: Readonly<Record<RouteKey, RateLimitedAction | 'in use
   'POST /broadcasting/user-auth': 'in use case', // channel_auth
 };
 
+/** The reads that cost enough to be limited: one request can make the database search or page through a lot. */
+export const READ_LIMITS: Readonly<Record<RouteKey, RateLimitedAction>> = {
+  'GET /search/messages': 'search',
+  'GET /users': 'search',
+  'GET /conversations/:id/messages': 'history',
+};
+
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The limit a request counts against in the hook, or null (a read, or counted in its use case). */
-export function writeLimitOf(method: string, route: string): RateLimitedAction | null {
-  if (READS.has(method)) return null;
+/** The limit a request counts against in the hook, or null (a cheap read, or counted in its use case). */
+export function limitOf(method: string, route: string): RateLimitedAction | null {
+  if (READS.has(method)) return READ_LIMITS[`${method === 'HEAD' ? 'GET' : method} ${route}` as RouteKey] ?? null;
   const limit = WRITE_LIMITS[`${method} ${route}` as RouteKey] ?? 'write';
   return limit === 'in use case' ? null : limit;
 }
@@ -52,11 +60,11 @@ export function writeLimitOf(method: string, route: string): RateLimitedAction |
  * (before its body is read, so an upload over the limit is refused before it is received). prefix: the API
  * prefix the routes are registered under.
  */
-export function limitWrites(limiter: RateLimiter, prefix: string): onRequestAsyncHookHandler {
-  return async function limitWrite(request) {
+export function limitRequests(limiter: RateLimiter, prefix: string): onRequestAsyncHookHandler {
+  return async function limitRequest(request) {
     const route = request.routeOptions.url;
     if (route === undefined) return;
-    const limit = writeLimitOf(request.method, route.startsWith(prefix) ? route.slice(prefix.length) : route);
+    const limit = limitOf(request.method, route.startsWith(prefix) ? route.slice(prefix.length) : route);
     if (limit) await limiter.consume(limit, request.actor.userId);
   };
 }

@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
-import { limitFailedAuthentication, limitWrites } from './rate-limits.js';
+import { limitFailedAuthentication, limitRequests } from './rate-limits.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNulCharacters } from './errors.js';
 import { wellFormedBody } from './text.js';
@@ -121,7 +121,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
 
     await api.register(async (users) => {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
-      users.addHook('onRequest', limitWrites(deps.chat.rateLimiter, API_PREFIX));
+      users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
       for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes]) {
         await users.register(routes, deps);

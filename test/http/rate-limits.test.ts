@@ -1,11 +1,11 @@
-// Rate limits over HTTP: every write of the user API counts against a per-user limit (429 rate_limited with
+// Rate limits over HTTP: every write of the user API, and each read that costs (searches, history pages), counts against a per-user limit (429 rate_limited with
 // Retry-After and the error body once over it, nothing done), each from its own setting; failed authentications
 // count per address (429 instead of 401 once over it, while requests that authenticate carry on); behind a proxy
 // named in CHAT_TRUSTED_PROXIES the address is the forwarded client's.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { API_PREFIX } from '../../src/http/server.js';
-import { WRITE_LIMITS, addressOf, writeLimitOf } from '../../src/http/rate-limits.js';
+import { READ_LIMITS, WRITE_LIMITS, addressOf, limitOf } from '../../src/http/rate-limits.js';
 import { SECRETS } from '../../testkit/secrets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { assertError, call, direct, group, newUsers, register, send, upload } from './helpers.js';
@@ -20,6 +20,8 @@ const ENV = {
   CHAT_RATE_OTHER_WRITES_PER_MINUTE: String(LIMIT),
   CHAT_RATE_HEARTBEATS_PER_MINUTE: String(LIMIT),
   CHAT_RATE_AUTH_FAILURES_PER_MINUTE: String(LIMIT),
+  CHAT_RATE_SEARCHES_PER_MINUTE: String(LIMIT),
+  CHAT_RATE_HISTORY_PAGES_PER_MINUTE: String(LIMIT),
   CHAT_TRUSTED_PROXIES: '127.0.0.1',
 };
 
@@ -81,6 +83,12 @@ describe('rate limits over HTTP', () => {
       { what: 'blocks', setup: async (user) => { const f = await fixtures(user); return (i) => (i % 2 === 0 ? app.request(user, 'POST', '/blocks', { user_id: f.third }) : app.request(user, 'DELETE', `/blocks/${f.third}`)); } },
       { what: 'uploads', setup: async (user) => async () => ({ ...(await upload(app, user, 'x')), headers: new Headers() }) },
       { what: 'offline signals', setup: async (user) => { await register(app, user); return () => app.request(user, 'POST', '/presence/offline'); } },
+      { what: 'message searches', setup: async (user) => { await fixtures(user); return () => app.request(user, 'GET', '/search/messages?q=hello'); } },
+      { what: 'user searches (the same limit as message searches)', setup: async (user) => {
+        await fixtures(user);
+        return (i) => app.request(user, 'GET', i === 0 ? '/search/messages?q=hello' : '/users?query=ali');
+      } },
+      { what: 'history pages', setup: async (user) => { const f = await fixtures(user); return () => app.request(user, 'GET', `/conversations/${f.directId}/messages`); } },
       { what: 'reactions (another write)', setup: async (user) => {
         const f = await fixtures(user);
         const message = await send(app, f.other, f.directId, 'react to me');
@@ -104,14 +112,15 @@ describe('rate limits over HTTP', () => {
     }
   });
 
-  test('every write route is in the table or counts as another write; the table names no route that does not exist', () => {
-    for (const key of Object.keys(WRITE_LIMITS)) {
+  test('every write route is in the table or counts as another write; the tables name no route that does not exist', () => {
+    for (const key of [...Object.keys(WRITE_LIMITS), ...Object.keys(READ_LIMITS)]) {
       const [method, path] = key.split(' ') as [string, string];
       assert.ok(app.app.http.hasRoute({ method: method as 'POST', url: `${API_PREFIX}${path}` }), `${key} is a route`);
     }
-    assert.equal(writeLimitOf('GET', '/conversations'), null, 'reads are not limited');
-    assert.equal(writeLimitOf('PUT', '/some/new/endpoint'), 'write', 'an unlisted write counts as another write');
-    assert.equal(writeLimitOf('POST', '/conversations/:id/messages'), null, 'sends count in their use case');
+    assert.equal(limitOf('GET', '/conversations'), null, 'cheap reads are not limited');
+    assert.equal(limitOf('GET', '/search/messages'), 'search');
+    assert.equal(limitOf('PUT', '/some/new/endpoint'), 'write', 'an unlisted write counts as another write');
+    assert.equal(limitOf('POST', '/conversations/:id/messages'), null, 'sends count in their use case');
   });
 
   test('failed authentications from one address: 401 up to the limit, then 429; a valid token from it still works', async () => {
