@@ -1,13 +1,15 @@
 // Read tracking: a participant's read position only moves forward; its unread count is recounted from there.
 // The recount runs under a shared lock of the conversation, so no send or delete lands between the count and
-// its write (those take the conversation's write lock); reads of the same conversation run side by side.
+// its write (those take the conversation's write lock); reads of the same conversation run side by side, but
+// each reader's own row is locked, so two read marks of one reader run one after the other and the later never
+// moves the position back.
 import { event } from '../events/catalog.js';
-import { lockConversation } from '../store/locks.js';
+import { lockConversation, lockParticipant } from '../store/locks.js';
 import { countUnread, latestMessageId, messageInConversation } from '../store/messages.js';
 import { readPositions, setReadPosition } from '../store/participants.js';
-import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { invalid } from './errors.js';
+import { requireParticipant } from './access.js';
+import { invalid, notFound } from './errors.js';
 import { unitOfWork } from './unit-of-work.js';
 import type { Page } from './conversations.js';
 import { iso, isoOrNull } from './resources.js';
@@ -22,7 +24,8 @@ export async function markRead(
   const payload = { conversation_id: conversationId, user_id: actor.userId, read_at: iso(readAt) };
   const position = await unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
     await lockConversation(trx, conversationId, 'read');
-    const { participant } = await requireParticipant(trx, conversationId, actor.userId);
+    const participant = await lockParticipant(trx, conversationId, actor.userId);
+    if (!participant) throw notFound('Conversation');
     let target: number;
     if (messageId !== undefined) {
       if (!(await messageInConversation(trx, conversationId, messageId))) throw invalid('message_id', 'The message is not in this conversation.');

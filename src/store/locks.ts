@@ -2,7 +2,8 @@
 //
 //   1. users        (ascending id)  block / unblock and find-or-create of a direct conversation
 //   2. conversations (ascending id) every use case that reads a rule from a conversation and then writes
-//   3. participants, messages, blocks: written under the conversation's lock, never locked on their own
+//   3. participants   (one row)    a reader's own row, after its conversation's lock, when marking read
+//   4. messages, blocks, other participants: written under the conversation's lock, never locked on their own
 //
 // A writer takes its rows FOR NO KEY UPDATE ('write'); a use case whose write must not interleave with a send or
 // a delete but may run beside others like it (marking read, which recounts) takes FOR SHARE ('read'). Neither
@@ -10,7 +11,7 @@
 // message never waits on them. The checks then run in the next statement, whose snapshot is taken after the
 // lock is granted, so they see every change committed before it.
 import type { DB } from './database.js';
-import type { Conversation } from './schema.js';
+import type { Conversation, Participant } from './schema.js';
 
 export type LockMode = 'write' | 'read';
 
@@ -38,4 +39,13 @@ export async function lockUsers(db: DB, ids: readonly number[]): Promise<Set<num
   const unique = [...new Set(ids)].sort((a, b) => a - b);
   const rows = await db.selectFrom('users').select('id').where('id', 'in', unique).orderBy('id').forNoKeyUpdate().execute();
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Locks one participant's row (FOR NO KEY UPDATE) and returns it, undefined when they are not a participant.
+ * Taken after the conversation's lock: two read marks of the same reader then run one after the other, so the
+ * second sees the position the first wrote and never moves it back.
+ */
+export async function lockParticipant(db: DB, conversationId: number, userId: number): Promise<Participant | undefined> {
+  return db.selectFrom('participants').selectAll().where('conversation_id', '=', conversationId).where('user_id', '=', userId).forNoKeyUpdate().executeTakeFirst();
 }
