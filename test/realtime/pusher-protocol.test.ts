@@ -6,10 +6,13 @@ import { once } from 'node:events';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { afterEach, describe, test } from 'node:test';
 import Echo from 'laravel-echo';
+import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { isValidSocketId } from '../../src/realtime/index.js';
+import { signChannel } from '../../src/realtime/pusher/signature.js';
 import {
   APP_KEY,
+  APP_SECRET,
   PONG,
   RawClient,
   SOCKET_ID,
@@ -18,6 +21,7 @@ import {
   pusherClient,
   pusherError,
   start,
+  subscriptionError,
   succeeded,
   waitFor,
 } from '../support/realtime.js';
@@ -104,6 +108,33 @@ describe('pusher:* events', () => {
     client.send({ data: {} });
     assert.equal(await client.next(), pusherError(4300, 'A frame must have a string "event"'));
     await client.assertNextIsPong();
+  });
+
+  test('a deeply nested frame gets one non-fatal pusher:error and nothing is logged above debug', async () => {
+    const lines: { level: number; msg: string; err?: unknown }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const h = await start({ logger });
+    const { client } = await RawClient.established(h.url());
+    // 18 KB of nested arrays in data (below maxMessageBytes): JSON.parse reads it, encoding it again would overflow the stack.
+    const nested = `${'['.repeat(9000)}${']'.repeat(9000)}`;
+    for (const event of ['client-x', 'pusher:subscribe', 'pusher:ping']) {
+      client.send(`{"event":"${event}","channel":"private-a","data":${nested}}`);
+      assert.equal(await client.next(), pusherError(4300, '"data" is nested too deeply (more than 64 levels)'));
+    }
+    // A presence member whose user_info is as deep is refused like any bad channel_data (it is encoded for every subscriber).
+    const { client: member, socketId } = await RawClient.established(h.url());
+    const channelData = `{"user_id":"1","user_info":${nested}}`;
+    member.send({ event: 'pusher:subscribe', data: { channel: 'presence-room', auth: `${APP_KEY}:${signChannel(APP_SECRET, socketId, `presence-room:${channelData}`)}`, channel_data: channelData } });
+    assert.equal(
+      await member.next(),
+      subscriptionError('presence-room', 'InvalidChannelData', 'channel_data must be a JSON object with a user_id', 400),
+    );
+    // Shallow enough is fine.
+    client.send({ event: 'pusher:subscribe', data: { channel: 'news', deep: JSON.parse(`${'['.repeat(60)}${']'.repeat(60)}`) } });
+    assert.equal(await client.next(), succeeded('news'));
+    await client.assertNextIsPong();
+    assert.deepEqual(lines.filter((line) => line.level > 20), [], 'no line above debug');
+    assert.ok(lines.every((line) => line.err === undefined), 'no stack trace');
   });
 
   test('an unknown pusher: event gets a non-fatal pusher:error', async () => {

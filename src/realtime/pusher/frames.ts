@@ -5,7 +5,9 @@
 // and pusher:pong carry `data` as a plain object, as hosted Pusher sends them (the Swift, Java and Flutter
 // clients parse an object there; pusher-js takes either): see encodeObjectFrame.
 // Client → server: pusher-js sends `data` as an object, other clients as a JSON string; both are
-// accepted. Parsing never throws: a bad frame is a value the caller turns into a pusher:error.
+// accepted. Parsing never throws: a bad frame is a value the caller turns into a pusher:error. That includes a
+// `data` nested too deeply to be encoded again (JSON.parse reads any depth, JSON.stringify recurses and runs out
+// of stack): it is refused at MAX_DATA_DEPTH levels, before anything else looks at it.
 
 export interface ClientFrame {
   readonly event: string;
@@ -51,6 +53,9 @@ export function encodeObjectFrame(event: string, data: object, channel?: string)
   return channel === undefined ? JSON.stringify({ event, data }) : JSON.stringify({ event, channel, data });
 }
 
+/** The deepest `data` a frame may have (arrays and objects inside each other). Pusher payloads are shallow. */
+export const MAX_DATA_DEPTH = 64;
+
 export function parseClientFrame(text: string): ParsedFrame {
   let value: unknown;
   try {
@@ -68,8 +73,26 @@ export function parseClientFrame(text: string): ParsedFrame {
   if (channel !== undefined && typeof channel !== 'string') {
     return { ok: false, reason: '"channel" must be a string' };
   }
+  if (tooDeep(data, MAX_DATA_DEPTH)) return { ok: false, reason: `"data" is nested too deeply (more than ${MAX_DATA_DEPTH} levels)` };
   const dataText = typeof data === 'string' ? data : data === undefined ? undefined : JSON.stringify(data);
   return { ok: true, frame: { event, channel, data: decodeData(data), dataText } };
+}
+
+/**
+ * Whether a decoded JSON value has arrays or objects nested deeper than maxDepth. Walked with a stack of its
+ * own, so any depth is measured without recursion; a value's members are each visited once.
+ */
+export function tooDeep(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= maxDepth) return true;
+    for (const member of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof member === 'object' && member !== null) stack.push([member, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /** Reads a string member of a decoded `data` object; anything else reads as undefined. */

@@ -20,7 +20,7 @@ import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import { handleClientEvent, type ClientEventSettings } from './client-events.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
-import { encodeFrame, encodeObjectFrame, parseClientFrame, stringField, type ClientFrame } from './frames.js';
+import { MAX_DATA_DEPTH, encodeFrame, encodeObjectFrame, parseClientFrame, stringField, tooDeep, type ClientFrame } from './frames.js';
 import { verifyChannelAuth } from './signature.js';
 import { SERVER_TO_USER_PREFIX, handleSignin, serverToUserChannel } from './signin.js';
 
@@ -235,6 +235,8 @@ function parseMember(channelData: string): PresenceMember | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const { user_id: rawId, user_info: info } = value as Record<string, unknown>;
+  // user_info is encoded again into every member_added and subscription_succeeded of the channel.
+  if (tooDeep(info, MAX_DATA_DEPTH)) return undefined;
   const userId = typeof rawId === 'string' ? rawId : typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : undefined;
   if (userId === undefined || userId === '' || userId.length > MAX_USER_ID_LENGTH) return undefined;
   return { userId, info: info ?? null };

@@ -46,6 +46,8 @@ export class PusherServer {
   private readonly connections = new Map<string, Connection>();
   private readonly ping = encodeFrame('pusher:ping', {});
   private closing: { code: number; drained: () => void; done: Promise<void> } | undefined;
+  private lastHandlerError = -Infinity;
+  private handlerErrorsSuppressed = 0;
 
   constructor(options: PusherServerOptions) {
     this.options = options;
@@ -135,6 +137,18 @@ export class PusherServer {
     return closed;
   }
 
+  /** Logs a handler's failure at error level once a minute at most; the failures in between are counted in the next line. */
+  private handlerFailed(err: unknown, socketId: string): void {
+    const now = performance.now();
+    if (now - this.lastHandlerError < HANDLER_ERROR_LOG_INTERVAL_MS) {
+      this.handlerErrorsSuppressed++;
+      return;
+    }
+    this.options.logger.error({ err, socketId, suppressed: this.handlerErrorsSuppressed }, 'pusher message handler failed');
+    this.lastHandlerError = now;
+    this.handlerErrorsSuppressed = 0;
+  }
+
   private refuse(ws: WebSocket, error: PusherError): void {
     this.detached(ws).fail(error);
     this.options.logger.debug({ code: error.code, reason: error.message }, 'connection refused');
@@ -183,8 +197,9 @@ export class PusherServer {
       try {
         handleMessage(handlers, conn, toText(data));
       } catch (err) {
-        // A bug in a handler must cost one frame, not the process.
-        logger.error({ err, socketId: id }, 'pusher message handler failed');
+        // A bug in a handler must cost one frame, not the process; and, as a client can repeat the frame that
+        // hits it, at most one error line a minute, not one per frame.
+        this.handlerFailed(err, id);
         conn.fail(new PusherError(PusherErrorCode.Generic, 'Internal error'));
       }
     });
@@ -212,6 +227,9 @@ export class PusherServer {
     logger.debug({ socketId: id }, 'connection opened');
   }
 }
+
+/** At most one error line per this interval for failures of the frame handlers (see handlerFailed). */
+const HANDLER_ERROR_LOG_INTERVAL_MS = 60_000;
 
 /** RFC 6455's close code for a message too big to process. */
 const MESSAGE_TOO_BIG = 1009;
