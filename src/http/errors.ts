@@ -44,9 +44,11 @@ function isUnavailable(err: unknown): boolean {
   if (typeof message === 'string' && /enableOfflineQueue|Connection is closed/.test(message)) return true;
   // pg, when the server goes away under a query or a pooled connection.
   if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|is not queryable/.test(message)) return true;
+  // Class 08 is a lost connection, except 08P01 (protocol violation): a statement PostgreSQL refused (e.g. more
+  // than 65,535 parameters) fails the same way on every retry, so it is a fault of ours (500), not an outage.
   return (
     typeof code === 'string' &&
-    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || code.startsWith('08'))
+    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300'].includes(code) || (code.startsWith('08') && code !== '08P01'))
   );
 }
 

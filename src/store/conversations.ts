@@ -1,5 +1,6 @@
 // Conversations: creating groups and direct conversations, group settings, deletion, and the inbox's order.
 import { sql } from 'kysely';
+import { chunks } from './bulk.js';
 import type { DB } from './database.js';
 import type { Role } from './schema.js';
 
@@ -29,7 +30,7 @@ export async function insertGroup(
     role: (i === 0 ? 'owner' : 'member') as Role,
     joined_at: new Date(now.getTime() + i),
   }));
-  for (let i = 0; i < rows.length; i += 1000) await db.insertInto('participants').values(rows.slice(i, i + 1000)).execute();
+  for (const chunk of chunks(rows)) await db.insertInto('participants').values(chunk).execute();
   return id;
 }
 

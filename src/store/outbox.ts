@@ -2,6 +2,7 @@
 // transaction (one multi-row INSERT); workers on every node claim due rows with FOR UPDATE SKIP LOCKED, so a
 // row is delivered by one node at a time, then delete it (delivered), reschedule it (retry) or mark it failed.
 import { sql } from 'kysely';
+import { chunks } from './bulk.js';
 import type { DB } from './database.js';
 import type { Tx } from './transaction.js';
 
@@ -38,24 +39,25 @@ export interface OutboxRow {
   readonly created_at: Date;
 }
 
-/** Inserts the rows in one statement (inside the caller's transaction, so they commit or roll back with the action). */
+/** Inserts the rows (in the caller's transaction, so they commit or roll back with the action), in statements of ROWS_PER_STATEMENT. */
 export async function insertOutbox(db: DB | Tx, rows: readonly OutboxDraft[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db
-    .insertInto('outbox')
-    .values(
-      rows.map((r) => ({
-        kind: r.kind,
-        target: r.target ?? '',
-        conversation_id: r.conversation_id,
-        type: r.type,
-        payload: JSON.stringify(r.payload),
-        ...(r.created_at ? { created_at: r.created_at } : {}),
-        last_error: null,
-        failed_at: null,
-      })),
-    )
-    .execute();
+  for (const chunk of chunks(rows)) {
+    await db
+      .insertInto('outbox')
+      .values(
+        chunk.map((r) => ({
+          kind: r.kind,
+          target: r.target ?? '',
+          conversation_id: r.conversation_id,
+          type: r.type,
+          payload: JSON.stringify(r.payload),
+          ...(r.created_at ? { created_at: r.created_at } : {}),
+          last_error: null,
+          failed_at: null,
+        })),
+      )
+      .execute();
+  }
 }
 
 /** Rows written leased to the writer (to deliver after its commit), and how many were written to wait their turn. */

@@ -1,5 +1,6 @@
 // Participants: memberships, roles and read positions. Written under the conversation's lock (see locks.ts).
 import { sql } from 'kysely';
+import { chunks, idIn, ROWS_PER_STATEMENT } from './bulk.js';
 import type { DB } from './database.js';
 import { READER_COLUMNS, type ReaderState } from './read-model.js';
 import type { Conversation, Participant, Role } from './schema.js';
@@ -52,20 +53,23 @@ export async function directPeer(db: DB, conversationId: number, userId: number)
 
 /** Adds the users who are not participants yet, as members who have read the history so far; returns them. */
 export async function addMembers(db: DB, conversationId: number, userIds: readonly number[], lastReadMessageId: number, now: Date): Promise<number[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db
-    .insertInto('participants')
-    .values(userIds.map((user_id, i) => ({
-      conversation_id: conversationId,
-      user_id,
-      role: 'member' as Role,
-      // Ranked join times keep the order given.
-      joined_at: new Date(now.getTime() + i),
-      last_read_message_id: lastReadMessageId,
-    })))
-    .onConflict((oc) => oc.columns(['conversation_id', 'user_id']).doNothing())
-    .returning('user_id')
-    .execute();
+  const rows: { user_id: number }[] = [];
+  for (const [k, chunk] of [...chunks(userIds)].entries()) {
+    const inserted = await db
+      .insertInto('participants')
+      .values(chunk.map((user_id, i) => ({
+        conversation_id: conversationId,
+        user_id,
+        role: 'member' as Role,
+        // Ranked join times keep the order given.
+        joined_at: new Date(now.getTime() + k * ROWS_PER_STATEMENT + i),
+        last_read_message_id: lastReadMessageId,
+      })))
+      .onConflict((oc) => oc.columns(['conversation_id', 'user_id']).doNothing())
+      .returning('user_id')
+      .execute();
+    rows.push(...inserted);
+  }
   const added = new Set(rows.map((r) => r.user_id));
   if (added.size > 0) {
     await db
@@ -162,7 +166,7 @@ export async function readerStates(db: DB, conversationId: number, userIds?: rea
     .where('conversation_id', '=', conversationId);
   if (userIds) {
     if (userIds.length === 0) return [];
-    query = query.where('user_id', 'in', userIds);
+    query = query.where(idIn('user_id', userIds));
   }
   return query.execute();
 }

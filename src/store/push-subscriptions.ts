@@ -1,4 +1,5 @@
 // Web Push subscriptions: one row per browser, several per user, unique by endpoint.
+import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 
 export interface PushSubscriptionRow {
@@ -39,7 +40,7 @@ export async function pushSubscriptionsOf(db: DB, userIds: readonly number[]): P
   return db
     .selectFrom('push_subscriptions')
     .select(['id', 'user_id', 'endpoint', 'p256dh', 'auth'])
-    .where('user_id', 'in', [...userIds])
+    .where(idIn('user_id', userIds))
     .orderBy('user_id')
     .orderBy('id')
     .execute();

@@ -6,6 +6,7 @@
 // whether a token's claims are written, and what it leaves out is claims this node already saw written, i.e.
 // not news. After a PUT on node B, a request on node A with a token whose claims A already applied keeps the
 // PUT's profile (newer than the token), while claims new to A still update the user, as on one node.
+import { idIn } from './bulk.js';
 import { LruCache } from '../util/lru-cache.js';
 import type { DB } from './database.js';
 
@@ -74,7 +75,7 @@ export async function ensureUser(db: DB, id: number, changes: ProfileChanges, no
 /** The ids among `ids` of users Parley has never seen. */
 export async function missingUsers(db: DB, ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('users').select('id').where('id', 'in', ids).execute();
+  const rows = await db.selectFrom('users').select('id').where(idIn('id', ids)).execute();
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id) => !found.has(id));
 }
@@ -86,6 +87,6 @@ export async function setLastSeen(db: DB, userId: number, at: Date): Promise<voi
 /** When each of the users was last seen online (users never seen are missing). */
 export async function lastSeen(db: DB, userIds: readonly number[]): Promise<Map<number, Date | null>> {
   if (userIds.length === 0) return new Map();
-  const rows = await db.selectFrom('users').select(['id', 'last_seen_at']).where('id', 'in', userIds).execute();
+  const rows = await db.selectFrom('users').select(['id', 'last_seen_at']).where(idIn('id', userIds)).execute();
   return new Map(rows.map((r) => [r.id, r.last_seen_at]));
 }
