@@ -2,11 +2,12 @@
 // received live. A cursor is a feed position with the time it was handed out (for CHAT_SYNC_RETENTION_S) and,
 // when taken with the inbox, that read's snapshot: the transactions it saw already are skipped, so "load the
 // inbox, then sync from its cursor" neither misses nor repeats a change.
-import { feedHorizon, LAST_SEQ, readChanges, type ChangeRow, type FeedPosition } from '../store/change-feed.js';
+import { conversationChanges, feedHorizon, LAST_SEQ, readChanges, type ChangeRow, type FeedPosition } from '../store/change-feed.js';
 import type { DB } from '../store/database.js';
 import { readerStatesOfUser } from '../store/participants.js';
 import { conversationResource, loadSharedConversations } from '../store/read-model.js';
 import type { Tx } from '../store/transaction.js';
+import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, invalid } from './errors.js';
 
@@ -117,8 +118,7 @@ async function render(db: DB, userId: number, rows: readonly ChangeRow[]): Promi
       if (entry === undefined) return;
       data = JSON.stringify(entry);
     }
-    // The keys of a Change, in its order.
-    changes.push(`{"type":${JSON.stringify(r.type)},"conversation_id":${r.conversation_id},"data":${data},"at":"${r.at.toISOString()}"}`);
+    changes.push(changeJson(r, data));
   });
   return changes;
 }
@@ -134,3 +134,33 @@ async function inboxEntries(db: DB, userId: number, conversationIds: readonly nu
   }
   return entries;
 }
+
+/** The events a group's own history of changes lists: who joined, left, was removed or got another role. */
+const GROUP_CHANGE_TYPES = ['GroupParticipantsChanged'];
+
+export const GROUP_CHANGES_LIMIT = { default: 50, max: 100 } as const;
+
+/**
+ * GET /groups/{id}/changes: the group's membership changes (GroupParticipantsChanged, as broadcast), newest first,
+ * for as long as the change feed keeps them (CHAT_SYNC_RETENTION_S), so a client can show "Alice added Carol"
+ * between the messages after a reload. Participants only. next_cursor: pass it back as cursor for older ones.
+ */
+export async function groupChanges(ctx: ChatContext, actor: Actor, groupId: number, options: { cursor?: string; limit: number }): Promise<{ data: string[]; next_cursor: string | null }> {
+  await requireGroup(ctx.db, groupId, actor.userId);
+  const before = options.cursor === undefined ? undefined : decodeChangePosition(options.cursor);
+  const rows = await conversationChanges(ctx.db, groupId, GROUP_CHANGE_TYPES, { before, limit: options.limit + 1 });
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return { data: page.map((r) => changeJson(r)), next_cursor: rows.length > options.limit && last ? `${last.tx}.${last.seq}` : null };
+}
+
+function decodeChangePosition(text: string): FeedPosition {
+  const match = /^(\d{1,19})\.(\d{1,19})$/.exec(text);
+  const position = match && { tx: Number(match[1]), seq: Number(match[2]) };
+  if (!position || !Number.isSafeInteger(position.tx) || !Number.isSafeInteger(position.seq)) throw invalid('cursor', 'The cursor is not one this API returned.');
+  return position;
+}
+
+/** A change as JSON text (a Change): the payload passed on as the feed holds it. */
+const changeJson = (r: ChangeRow, data: string | null = r.data): string =>
+  `{"type":${JSON.stringify(r.type)},"conversation_id":${r.conversation_id},"data":${data},"at":"${r.at.toISOString()}"}`;

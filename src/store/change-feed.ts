@@ -112,16 +112,18 @@ export async function readChanges(
       ) changes
       order by tx, seq limit ${limit}`;
   const { rows } = await query.execute(db);
-  return rows.map((r) => ({
-    tx: Number(r.tx),
-    seq: Number(r.seq),
-    conversation_id: r.conversation_id === null ? null : Number(r.conversation_id),
-    user_id: r.user_id === null ? null : Number(r.user_id),
-    type: r.type,
-    data: r.data,
-    at: r.at,
-  }));
+  return rows.map(changeRow);
 }
+
+const changeRow = (r: RawChangeRow): ChangeRow => ({
+  tx: Number(r.tx),
+  seq: Number(r.seq),
+  conversation_id: r.conversation_id === null ? null : Number(r.conversation_id),
+  user_id: r.user_id === null ? null : Number(r.user_id),
+  type: r.type,
+  data: r.data,
+  at: r.at,
+});
 
 interface RawChangeRow {
   tx: string | number;
@@ -131,6 +133,26 @@ interface RawChangeRow {
   type: string;
   data: string | null;
   at: Date;
+}
+
+/**
+ * A conversation's changes of the given types (rows for all its participants), newest first, before a position
+ * (or from the newest): what a conversation's own history of events looks like, for as long as the feed keeps it.
+ * Only committed rows are seen (this statement's snapshot); no order across commits is promised here.
+ */
+export async function conversationChanges(
+  db: DB | Tx,
+  conversationId: number,
+  types: readonly string[],
+  options: { before?: FeedPosition; limit: number },
+): Promise<ChangeRow[]> {
+  const before = options.before ? sql`and (tx, seq) < (${options.before.tx}::bigint, ${options.before.seq}::bigint)` : sql``;
+  const { rows } = await sql<RawChangeRow>`
+    select tx, seq, conversation_id, user_id, type, data::text as data, at from sync_changes
+    where conversation_id = ${conversationId} and user_id is null and type = any(${[...types]}::text[]) ${before}
+    order by tx desc, seq desc
+    limit ${options.limit}`.execute(db);
+  return rows.map(changeRow);
 }
 
 /** Deletes up to `batch` changes written before `before`, and participation spans that ended before it; the number of changes deleted. */

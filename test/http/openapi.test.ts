@@ -41,6 +41,7 @@ const OPERATIONS: [string, string][] = [
   ['get', '/presence'],
   ['get', '/search/messages'],
   ['get', '/sync'],
+  ['get', '/groups/{id}/changes'],
   ['get', '/users'],
   ['get', '/push/config'],
   ['post', '/push/subscriptions'],

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { SYNC_LIMIT, syncAnswerJson, syncChanges } from '../../chat/sync.js';
+import { GROUP_CHANGES_LIMIT, groupChanges, SYNC_LIMIT, syncAnswerJson, syncChanges } from '../../chat/sync.js';
 import type { HttpDeps } from '../deps.js';
-import { Data, ErrorBody, userErrors } from '../schemas.js';
+import { Data, ErrorBody, IdParams, userErrors } from '../schemas.js';
 
 const Change = Type.Object({
   type: Type.String({ description: 'The event name, exactly as broadcast (MessageSent, InboxUpdated, ...).' }),
@@ -30,5 +30,22 @@ export const syncRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { cha
     // Written as JSON text (the payloads come from the feed as text): sent as it is, not serialized again.
     const page = await syncChanges(chat, request.actor, request.query);
     return reply.type('application/json; charset=utf-8').send(syncAnswerJson(page) as never); // the schema still documents it
+  });
+
+  app.get('/groups/:id/changes', {
+    schema: {
+      tags: ['groups'],
+      summary: "A group's membership changes (GroupParticipantsChanged), newest first, as long as the change feed keeps them (docs/api.md)",
+      params: IdParams,
+      querystring: Type.Object({
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
+        limit: Type.Integer({ minimum: 1, maximum: GROUP_CHANGES_LIMIT.max, default: GROUP_CHANGES_LIMIT.default }),
+      }),
+      response: { 200: Type.Object({ data: Type.Array(Change), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...userErrors },
+    },
+  }, async (request, reply) => {
+    const page = await groupChanges(chat, request.actor, request.params.id, request.query);
+    const json = `{"data":[${page.data.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+    return reply.type('application/json; charset=utf-8').send(json as never);
   });
 };
