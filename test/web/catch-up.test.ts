@@ -14,8 +14,10 @@ interface Seen {
   title: string;
   subtitle: string;
   /** Each message still in the conversation (placeholders of deleted ones, shown only to a window that saw the
-   * deletion, are not part of it; neither are the "Alice removed Carol" notes of the timeline). */
+   * deletion, are not part of it). */
   messages: { sender: string | null; body: string; edited: boolean; reactions: string[]; receipt: string | null }[];
+  /** The timeline: the messages' bodies and the group notices ("Alice removed Carol") between them, in order. */
+  timeline: string[];
   inbox: string[];
 }
 
@@ -44,6 +46,9 @@ function seen(page: Page): Promise<Seen> {
       reactions: [...m.querySelectorAll('.reaction')].map((r) => `${r.getAttribute('aria-label')} (${r.getAttribute('title')})`),
       receipt: m.querySelector('.receipt')?.textContent?.trim() ?? null,
     })),
+    timeline: [...document.querySelectorAll('#message-list .message:not(.deleted):not(.pending) .body, #message-list .system-note')].map((e) =>
+      e.classList.contains('system-note') ? `notice: ${e.textContent?.trim()}` : (e.textContent?.trim() ?? ''),
+    ),
     inbox: [...document.querySelectorAll('.conversation-item')].map((i) => i.textContent?.trim() ?? ''),
   }));
 }
@@ -206,6 +211,7 @@ describe('web client: catching up over GET /sync', { skip }, () => {
     await message(fresh, 'See you all there').waitFor();
     await message(fresh, 'I will bring a map').locator('.receipt').waitFor();
     const reference = await seen(fresh);
+    assert.ok(reference.timeline.includes('notice: Alice removed Carol'), `a reload shows the group's notices: ${JSON.stringify(reference.timeline)}`);
     await eventually(async () => assert.deepEqual(await seen(bob), reference));
     assert.deepEqual(bobSettings, await settingsSeen(fresh));
     await fresh.context().close();

@@ -32,6 +32,8 @@ export class MessageList {
   private readonly deletedIds = new Set<number>();
   private readonly files: AttachmentFiles;
   private readonly reactionContext: ReactionContext;
+  /** Group notices ("Alice added Carol"), by time: each is drawn between the messages of its time. */
+  private notes: { at: number; text: string }[] = [];
   /** Until the first page of history is in, messages are only collected (one render then). */
   private shown = false;
 
@@ -163,9 +165,17 @@ export class MessageList {
     this.scrollToBottom();
   }
 
-  /** A group notice ("Alice added Carol") at the end of the timeline. */
-  addNote(text: string): void {
-    this.list.append(h('li', { className: 'system-note' }, text));
+  /**
+   * A group notice ("Alice added Carol") at its time `at` (ms): live ones at the end, ones loaded after a reload
+   * (GET /groups/{id}/changes) between the messages of their time. The same text within a minute is one notice
+   * (a change heard live while it was also being loaded).
+   */
+  addNote(text: string, at = Date.now()): void {
+    if (this.notes.some((n) => n.text === text && Math.abs(n.at - at) < 60_000)) return;
+    const index = this.notes.findIndex((n) => n.at > at);
+    this.notes.splice(index === -1 ? this.notes.length : index, 0, { at, text });
+    if (!this.shown) return;
+    this.render();
     this.scrollToBottom();
   }
 
@@ -195,12 +205,29 @@ export class MessageList {
     return low;
   }
 
-  /** Everything again, keeping the messages still being sent (and the notices after the newest message). */
+  /**
+   * Everything again, keeping the messages still being sent: the messages in order with the notices of their
+   * time between them (while older messages are still to load, only notices since the oldest one shown).
+   */
   private render(): void {
-    const kept = [...this.list.querySelectorAll('.message.pending, .system-note')];
-    this.list.replaceChildren(...this.ids.map((i) => (this.deletedIds.has(i) ? this.renderDeleted(this.messages.get(i)!) : this.renderMessage(this.messages.get(i)!))), ...kept);
+    const pending = [...this.list.querySelectorAll('.message.pending')];
+    const oldest = this.ids.length > 0 ? Date.parse(this.messages.get(this.ids[0])!.created_at) : -Infinity;
+    const notes = this.olderButton.hidden ? [...this.notes] : this.notes.filter((n) => n.at >= oldest);
+    const items: HTMLElement[] = [];
+    for (const id of this.ids) {
+      const message = this.messages.get(id)!;
+      const at = Date.parse(message.created_at);
+      while (notes.length > 0 && notes[0].at < at) items.push(this.renderNote(notes.shift()!.text));
+      items.push(this.deletedIds.has(id) ? this.renderDeleted(message) : this.renderMessage(message));
+    }
+    for (const note of notes) items.push(this.renderNote(note.text));
+    this.list.replaceChildren(...items, ...pending);
     this.emptyNote.hidden = this.ids.length > 0;
     this.actions.rendered();
+  }
+
+  private renderNote(text: string): HTMLElement {
+    return h('li', { className: 'system-note' }, text);
   }
 
   private renderDeleted(m: Message): HTMLElement {

@@ -35,7 +35,8 @@ export interface ConversationHandlers {
   messageDeleted(event: MessageDeletedEvent): void;
   read(event: ConversationReadEvent): void;
   typing(event: UserTypingEvent): void;
-  participantsChanged(event: GroupParticipantsChangedEvent): void;
+  /** `at`: when it happened (ms), for a change caught up over /sync; live: now. */
+  participantsChanged(event: GroupParticipantsChangedEvent, at?: number): void;
   reactionsUpdated(event: MessageReactionsUpdatedEvent): void;
   refused(status: number): void;
 }
@@ -58,9 +59,9 @@ export interface Realtime {
   onResubscribed(listener: () => void): void;
   /**
    * A change caught up over GET /sync, handed to the same handlers as the live event (the user's, or the
-   * conversation's while it is listened to). False when nobody listens for it.
+   * conversation's while it is listened to), with when it happened (ms). False when nobody listens for it.
    */
-  deliver(type: string, conversationId: number | null, data: unknown): boolean;
+  deliver(type: string, conversationId: number | null, data: unknown, at?: number): boolean;
   disconnect(): void;
 }
 
@@ -71,13 +72,13 @@ const USER_EVENTS: Record<string, ((on: UserHandlers, data: unknown) => void) | 
   UserBlockChanged: (on, data) => on.blockChanged(data as UserBlockChangedEvent),
   GroupMembershipRevoked: (on, data) => on.membershipRevoked(data as GroupMembershipRevokedEvent),
 };
-const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unknown) => void) | undefined> = {
+const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unknown, at?: number) => void) | undefined> = {
   MessageSent: (on, data) => on.messageSent(data as Message),
   MessageUpdated: (on, data) => on.messageUpdated(data as Message),
   MessageDeleted: (on, data) => on.messageDeleted(data as MessageDeletedEvent),
   ConversationRead: (on, data) => on.read(data as ConversationReadEvent),
   UserTyping: (on, data) => on.typing(data as UserTypingEvent),
-  GroupParticipantsChanged: (on, data) => on.participantsChanged(data as GroupParticipantsChangedEvent),
+  GroupParticipantsChanged: (on, data, at) => on.participantsChanged(data as GroupParticipantsChangedEvent, at),
   MessageReactionsUpdated: (on, data) => on.reactionsUpdated(data as MessageReactionsUpdatedEvent),
 };
 
@@ -90,12 +91,12 @@ class Listeners {
   readonly conversations = new Map<number, ConversationHandlers>();
 
   /** False when nobody listens for it, or it is an event this client does not know (a later API version). */
-  deliver(type: string, conversationId: number | null, data: unknown): boolean {
+  deliver(type: string, conversationId: number | null, data: unknown, at?: number): boolean {
     const toUser = USER_EVENTS[type];
     if (toUser) return this.user ? (toUser(this.user, data), true) : false;
     const toConversation = CONVERSATION_EVENTS[type];
     const on = conversationId === null ? undefined : this.conversations.get(conversationId);
-    return toConversation && on ? (toConversation(on, data), true) : false;
+    return toConversation && on ? (toConversation(on, data, at), true) : false;
   }
 }
 
@@ -113,7 +114,7 @@ function offlineRealtime(): Realtime {
     leaveConversation: (id) => void listeners.conversations.delete(id),
     onStateChange: () => {},
     onResubscribed: () => {},
-    deliver: (type, conversationId, data) => listeners.deliver(type, conversationId, data),
+    deliver: (type, conversationId, data, at) => listeners.deliver(type, conversationId, data, at),
     disconnect: () => {},
   };
 }
@@ -179,7 +180,7 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
       handlers.conversations.delete(id);
       echo.leave(`chat.conversation.${id}`);
     },
-    deliver: (type, conversationId, data) => handlers.deliver(type, conversationId, data),
+    deliver: (type, conversationId, data, at) => handlers.deliver(type, conversationId, data, at),
     onStateChange(listener) {
       listeners.push(listener);
     },

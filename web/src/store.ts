@@ -282,7 +282,7 @@ export class ChatStore {
       this.patchConversation(id, { last_message: change.data as Message });
     }
     const toView = id === null || !isConversationEvent(change.type) || this.watching.has(id);
-    if (toView) this.realtime.deliver(change.type, id, change.data);
+    if (toView) this.realtime.deliver(change.type, id, change.data, Date.parse(change.at));
   }
 
   // ---- presence --------------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ export class ThreadView {
         typing: ({ user_id, is_typing }) => {
           if (user_id !== store.me.id) this.setTyping(user_id, is_typing);
         },
-        participantsChanged: (e) => this.participantsChanged(e),
+        participantsChanged: (e, at) => this.participantsChanged(e, at),
         refused: (status) => {
           if (status === 403) store.removeConversation(id, 'You are no longer in this conversation.');
         },
@@ -127,7 +127,7 @@ export class ThreadView {
       if ((err as ApiError).status === 404) return this.store.removeConversation(this.id, 'This conversation is no longer available.');
       toast(describeError(err));
     }
-    await this.receipts.load(() => this.destroyed);
+    await Promise.all([this.receipts.load(() => this.destroyed), this.loadNotices()]);
     if (this.destroyed) return;
     this.loaded = true;
     this.store.watch(this.id, true);
@@ -137,6 +137,18 @@ export class ThreadView {
     this.markRead();
     void this.store.refreshPresence((this.conversation()?.participants_preview ?? []).map((p) => p.id).filter((i) => i !== this.store.me.id)).catch(() => {});
     if (window.matchMedia('(min-width: 48rem)').matches || document.activeElement === document.body) this.composer.focus();
+  }
+
+  /** A group's notices of the last days (GET /groups/{id}/changes), drawn between the messages of their time. */
+  private async loadNotices(): Promise<void> {
+    if (this.conversation()?.type !== 'group') return;
+    try {
+      const page = await this.store.api.get<{ data: { data: GroupParticipantsChangedEvent; at: string }[] }>(`/groups/${this.id}/changes?limit=100`);
+      if (this.destroyed) return;
+      for (const change of page.data) this.list.addNote(this.noticeText(change.data), Date.parse(change.at));
+    } catch {
+      // Notices are an extra: the messages show without them.
+    }
   }
 
   private async loadOlder(): Promise<void> {
@@ -271,13 +283,13 @@ export class ThreadView {
 
   // ---- group changes ---------------------------------------------------------------------------------------
 
-  private participantsChanged(event: GroupParticipantsChangedEvent): void {
+  /** What a group notice says of a change ("You added Carol", "Dave left", "Bob is now an admin"). */
+  private noticeText(event: GroupParticipantsChangedEvent): string {
     const before = this.conversation();
     const names = event.target_user_ids.map((i) => this.store.nameOf(i, before ? { ...before, participants_preview: [...before.participants_preview, ...event.participants_preview] } : undefined));
     const actor = event.actor_user_id === this.store.me.id ? 'You' : this.store.nameOf(event.actor_user_id, before);
     const selfAction = event.target_user_ids.length === 1 && event.target_user_ids[0] === event.actor_user_id;
-    const text =
-      event.change_type === 'added'
+    return event.change_type === 'added'
         ? `${actor} added ${names.join(', ')}`
         : event.change_type === 'removed'
           ? selfAction
@@ -289,6 +301,10 @@ export class ThreadView {
                 return role ? `${this.store.nameOf(userId, before)} is now ${{ owner: 'the owner', admin: 'an admin', member: 'a member' }[role]}` : `${this.store.nameOf(userId, before)}’s role changed`;
               })
               .join('; ');
+  }
+
+  private participantsChanged(event: GroupParticipantsChangedEvent, at?: number): void {
+    const text = this.noticeText(event);
     this.store.patchConversation(this.id, { participant_count: event.participant_count, participants_preview: event.participants_preview });
     // My own role changed: the Delete buttons on others' messages follow it.
     if (event.change_type === 'role_changed' && event.target_user_ids.includes(this.store.me.id)) this.list.redrawMessages();
@@ -296,7 +312,7 @@ export class ThreadView {
       // A member who left or was removed no longer counts as a reader.
       this.receipts.forget(event.target_user_ids);
     }
-    this.list.addNote(text);
+    this.list.addNote(text, at);
     announce(text);
   }
 
