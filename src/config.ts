@@ -98,7 +98,12 @@ export interface Config {
     readonly maxApiBodyBytes: number;
     /** Open sockets per node; more are refused with 4100 (pusher-js backs off and retries). */
     readonly maxConnections: number;
+    /** Open sockets per node from one client address (an IPv6 /64); more are refused with 4100. */
+    readonly maxConnectionsPerAddress: number;
     readonly maxChannelsPerConnection: number;
+    /** Frames one socket may send per second on average, and at once. */
+    readonly maxFramesPerSecond: number;
+    readonly maxFrameBurst: number;
     /** Members of one presence channel; more are refused with subscription_error 403. */
     readonly maxPresenceMembers: number;
     /** Bytes waiting in one socket's send buffer before it is closed with 4100 (a client that stopped reading). */
@@ -251,7 +256,10 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       maxEventBytes: v.BROADCAST_MAX_EVENT_BYTES,
       maxApiBodyBytes: v.BROADCAST_MAX_API_BODY_BYTES,
       maxConnections: v.BROADCAST_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: v.BROADCAST_MAX_CONNECTIONS_PER_ADDRESS,
       maxChannelsPerConnection: v.BROADCAST_MAX_CHANNELS_PER_CONNECTION,
+      maxFramesPerSecond: v.BROADCAST_MAX_FRAMES_PER_SECOND,
+      maxFrameBurst: v.BROADCAST_MAX_FRAME_BURST,
       maxPresenceMembers: v.BROADCAST_MAX_PRESENCE_MEMBERS,
       maxBufferedBytes: v.BROADCAST_MAX_BUFFERED_BYTES,
       clientEvents: v.BROADCAST_CLIENT_EVENTS,

@@ -324,9 +324,24 @@ export const SETTINGS = {
     default: 50_000,
     meaning: 'Sockets per node; more are refused with 4100 (pusher-js backs off and retries).',
   }),
+  BROADCAST_MAX_CONNECTIONS_PER_ADDRESS: positive({
+    default: 100,
+    meaning:
+      'Sockets per node from one client address (its /64 for IPv6); more are refused with 4100 (pusher-js backs off and retries). Behind a reverse proxy, set `CHAT_TRUSTED_PROXIES`, or every socket counts against the proxy\'s address. See [docs/deployment.md](docs/deployment.md#limits).',
+  }),
   BROADCAST_MAX_CHANNELS_PER_CONNECTION: positive({
-    default: 1000,
-    meaning: 'Subscriptions per socket; more are refused (`subscription_error` 429).',
+    default: 100,
+    meaning: 'Subscriptions per socket; more are refused (`subscription_error` 429) and the socket stays open.',
+  }),
+  BROADCAST_MAX_FRAMES_PER_SECOND: positive({
+    default: 20,
+    meaning:
+      'Frames (and WebSocket pings) one socket may send per second on average, beyond `BROADCAST_MAX_FRAME_BURST` at once. Beyond them frames are dropped (`pusher:error` 4301, once per run); a socket that sends as many again is closed with 4100.',
+  }),
+  BROADCAST_MAX_FRAME_BURST: positive({
+    default: 200,
+    meaning:
+      'Frames one socket may send at once (its allowance, refilled at `BROADCAST_MAX_FRAMES_PER_SECOND`). Keep it above `BROADCAST_MAX_CHANNELS_PER_CONNECTION`: pusher-js subscribes to all its channels at once when it reconnects.',
   }),
   BROADCAST_MAX_PRESENCE_MEMBERS: positive({
     default: 100,
@@ -477,7 +492,7 @@ export const SETTINGS = {
   CHAT_TRUSTED_PROXIES: addressList({
     defaultText: 'empty (none)',
     meaning:
-      'Addresses or CIDR ranges of reverse proxies (e.g. `127.0.0.1,10.0.0.0/8`) whose `X-Forwarded-For` gives the client\'s address, for the failed-authentication limit and the logs. Empty: the address that connected is the client\'s.',
+      'Addresses or CIDR ranges of reverse proxies (e.g. `127.0.0.1,10.0.0.0/8`) whose `X-Forwarded-For` gives the client\'s address, for the failed-authentication limit, the sockets per address (`BROADCAST_MAX_CONNECTIONS_PER_ADDRESS`) and the logs. Empty: the address that connected is the client\'s.',
   }),
   CHAT_VAPID_PUBLIC_KEY: text({
     default: null,

@@ -44,6 +44,16 @@ export interface RealtimeSettings {
   readonly maxChannelsPerConnection: number;
   /** Open sockets on this node; more are refused with 4100. */
   readonly maxConnections: number;
+  /** Open sockets on this node from one client address (an IPv6 /64); more are refused with 4100. */
+  readonly maxConnectionsPerAddress: number;
+  /** Reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For names a socket's client; empty: none. */
+  readonly trustedProxies: readonly string[];
+  /**
+   * Frames (and WebSocket pings) one socket may send: maxFrameBurst at once, maxFramesPerSecond on average. Beyond
+   * them frames are dropped (pusher:error 4301 once), and a socket that sends as many again is closed with 4100.
+   */
+  readonly maxFramesPerSecond: number;
+  readonly maxFrameBurst: number;
   /** Distinct users on one presence channel; more are refused with subscription_error (403). */
   readonly maxPresenceMembers: number;
   /** Origins allowed to open a socket (exact match, "*" for any); empty: any. */
@@ -200,6 +210,10 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
     maxMessageBytes: settings.maxMessageBytes,
     maxBufferedBytes: settings.maxBufferedBytes,
     maxConnections: settings.maxConnections,
+    maxConnectionsPerAddress: settings.maxConnectionsPerAddress,
+    trustedProxies: settings.trustedProxies,
+    maxFramesPerSecond: settings.maxFramesPerSecond,
+    maxFrameBurst: settings.maxFrameBurst,
     allowedOrigins: settings.allowedOrigins,
     logger,
     handlers: {
@@ -360,6 +374,9 @@ const POSITIVE_SETTINGS = [
   'maxBufferedBytes',
   'maxChannelsPerConnection',
   'maxConnections',
+  'maxConnectionsPerAddress',
+  'maxFramesPerSecond',
+  'maxFrameBurst',
   'maxPresenceMembers',
 ] as const satisfies readonly (keyof RealtimeSettings)[];
 

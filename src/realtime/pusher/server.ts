@@ -11,6 +11,11 @@
 //   twice the limit: it stops reading a larger frame as soon as its length header arrives (nothing is
 //   buffered) and closes with 1009 too, but without a reason (ws closes before we hear of it).
 // - Binary frames are not part of the protocol: non-fatal pusher:error 4300.
+// - What one client may take (limits.ts): sockets per address (one more is refused with pusher:error and close
+//   4100, so pusher-js backs off), and frames per socket (text frames and WebSocket pings, a bucket of
+//   maxFrameBurst refilled at maxFramesPerSecond): a frame beyond it is dropped unanswered (the first of a run
+//   gets pusher:error 4301; a WebSocket ping gets no pong), and a socket that sends another burst's worth while
+//   dropped is closed with 4100.
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -21,6 +26,7 @@ import { PusherError, PusherErrorCode } from './errors.js';
 import { encodeFrame } from './frames.js';
 import { handleMessage, type HandlerContext } from './handlers.js';
 import { Keepalive } from './keepalive.js';
+import { AddressCounts, FrameAllowance, clientAddressResolver } from './limits.js';
 
 /** Protocol versions whose frames we speak (pusher-js sends ?protocol=7). */
 const MIN_PROTOCOL = 5;
@@ -34,6 +40,13 @@ export interface PusherServerOptions {
   readonly maxBufferedBytes: number;
   /** Open sockets on this node; one more is refused with 4100 (pusher-js backs off, then retries). */
   readonly maxConnections: number;
+  /** Open sockets on this node from one client address (an IPv6 /64); one more is refused with 4100. */
+  readonly maxConnectionsPerAddress: number;
+  /** Proxies whose X-Forwarded-For names the client (addresses, CIDR ranges); empty: the peer is the client. */
+  readonly trustedProxies: readonly string[];
+  /** Frames a socket may send per second, on average, and at once (see limits.ts). */
+  readonly maxFramesPerSecond: number;
+  readonly maxFrameBurst: number;
   /** Origins allowed to connect (exact, or "*"); empty allows any, as do clients that send no Origin. */
   readonly allowedOrigins: readonly string[];
   readonly logger: Logger;
@@ -48,6 +61,10 @@ export class PusherServer {
   private closing: { code: number; drained: () => void; done: Promise<void> } | undefined;
   private lastHandlerError = -Infinity;
   private handlerErrorsSuppressed = 0;
+  private readonly perAddress = new AddressCounts();
+  private readonly clientAddress: ReturnType<typeof clientAddressResolver>;
+  /** Said once: sockets were refused for an address whose X-Forwarded-For was not trusted (a proxy not listed). */
+  private proxyWarned = false;
 
   constructor(options: PusherServerOptions) {
     this.options = options;
@@ -56,7 +73,9 @@ export class PusherServer {
       clientTracking: false, // we track connections ourselves, by socket id
       perMessageDeflate: false, // per-socket compression would defeat sending one shared frame
       maxPayload: options.maxMessageBytes * 2, // see the header comment
+      autoPong: false, // a WebSocket ping is answered only within the socket's frame allowance
     });
+    this.clientAddress = clientAddressResolver(options.trustedProxies);
   }
 
   get connectionCount(): number {
@@ -78,10 +97,11 @@ export class PusherServer {
     }
     const refusal =
       this.check(path.slice('/app/'.length), new URLSearchParams(q === -1 ? '' : url.slice(q + 1))) ?? this.checkOrigin(req.headers.origin);
+    const client = this.clientAddress(req);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (refusal !== undefined) this.refuse(ws, refusal);
       else if (this.closing !== undefined) this.detached(ws).close(this.closing.code, 'Server is shutting down');
-      else this.open(ws);
+      else this.open(ws, client.address, client.forwarded);
     });
     return true;
   }
@@ -160,16 +180,41 @@ export class PusherServer {
     return new Connection(newSocketId(), ws, this.options.maxBufferedBytes);
   }
 
-  private open(ws: WebSocket): void {
+  private open(ws: WebSocket, address: string, forwarded: boolean): void {
     const { logger, handlers } = this.options;
     if (this.connections.size >= this.options.maxConnections) {
       this.refuse(ws, new PusherError(PusherErrorCode.OverCapacity, 'Over capacity'));
+      return;
+    }
+    if (this.perAddress.count(address) >= this.options.maxConnectionsPerAddress) {
+      this.refuse(ws, new PusherError(PusherErrorCode.OverCapacity, 'Over capacity: too many connections from this address'));
+      if (forwarded && !this.proxyWarned) {
+        this.proxyWarned = true;
+        logger.warn(
+          { address, limit: this.options.maxConnectionsPerAddress },
+          'sockets refused: too many from one address, whose requests carry X-Forwarded-For; if it is your proxy, list it in CHAT_TRUSTED_PROXIES',
+        );
+      }
       return;
     }
     let id = newSocketId();
     while (this.connections.has(id)) id = newSocketId();
     const conn = new Connection(id, ws, this.options.maxBufferedBytes);
     this.connections.set(id, conn);
+    this.perAddress.add(address);
+    const allowance = new FrameAllowance(this.options.maxFramesPerSecond, this.options.maxFrameBurst);
+    /** Counts one inbound frame; false when it is to be dropped (the client is told once per run, or closed). */
+    const allowed = (): boolean => {
+      const taken = allowance.take();
+      if (taken.verdict === 'ok') return true;
+      if (taken.verdict === 'close') {
+        conn.close(PusherErrorCode.OverCapacity, 'Over capacity: too many messages');
+      } else if (taken.first) {
+        const { maxFramesPerSecond: perSecond, maxFrameBurst: burst } = this.options;
+        conn.fail(new PusherError(PusherErrorCode.ClientEventRejected, `Rate limit exceeded (${perSecond} messages a second, ${burst} at once); messages dropped`));
+      }
+      return false;
+    };
 
     const keepalive = new Keepalive(
       this.options.activityTimeoutSeconds * 1000,
@@ -184,6 +229,7 @@ export class PusherServer {
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       keepalive.touch();
+      if (!allowed()) return;
       if (byteLength(data) > this.options.maxMessageBytes) {
         const reason = `Message too big (limit ${this.options.maxMessageBytes} bytes)`;
         conn.fail(new PusherError(PusherErrorCode.Generic, reason));
@@ -203,7 +249,11 @@ export class PusherServer {
         conn.fail(new PusherError(PusherErrorCode.Generic, 'Internal error'));
       }
     });
-    ws.on('ping', touch); // WebSocket-level pings/pongs are traffic too
+    // WebSocket-level pings/pongs are traffic too; a ping is answered (autoPong is off) within the allowance.
+    ws.on('ping', (data: Buffer) => {
+      keepalive.touch();
+      if (allowed() && conn.isOpen) ws.pong(data);
+    });
     ws.on('pong', touch);
     ws.on('error', (err) => {
       // ws closes the socket itself after an error (e.g. 1009 for an oversize frame).
@@ -212,6 +262,7 @@ export class PusherServer {
     ws.once('close', (code: number) => {
       keepalive.stop();
       this.connections.delete(id);
+      this.perAddress.remove(address);
       handlers.registry.removeSubscriber(conn);
       logger.debug({ socketId: id, code }, 'connection closed');
       if (this.closing !== undefined && this.connections.size === 0) this.closing.drained();
