@@ -5,6 +5,11 @@ import type { UserResource } from './resources.js';
 
 export type UserProfile = users.ProfileChanges;
 
+/** The longest user name, in characters (code points, as the API's schemas count them): `PUT /users` and tokens alike. */
+export const USER_NAME_MAX_CHARS = 200;
+/** The longest avatar URL of a user. */
+export const USER_AVATAR_URL_MAX_CHARS = 2048;
+
 /** Insert or update a user; `created` tells which. */
 export async function upsertUser(db: DB, id: number, profile: UserProfile): Promise<{ user: UserResource; created: boolean }> {
   return users.upsertUser(db, id, profile, new Date());

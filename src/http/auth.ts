@@ -7,7 +7,7 @@ import type { Actor } from '../chat/context.js';
 import { ChatError, invalid } from '../chat/errors.js';
 import type { JwtPolicy } from '../config.js';
 import { settingDefault } from '../config/settings.js';
-import { ensureUser } from '../chat/users.js';
+import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, ensureUser } from '../chat/users.js';
 import { wellFormed } from '../chat/text.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
@@ -92,6 +92,21 @@ function checkLifetime(payload: JWTPayload & { exp: number }, maxTtlSeconds: num
 }
 
 /**
+ * A token's name as it is stored: the same limit as `PUT /users` (USER_NAME_MAX_CHARS), a longer one cut to it
+ * (never inside a character). The name is copied into events and answers, so it is never longer than that.
+ */
+function nameClaim(name: string | undefined): string | undefined {
+  if (name === undefined || name.length <= USER_NAME_MAX_CHARS) return name; // UTF-16 units: never fewer than code points
+  const chars = [...name];
+  return chars.length <= USER_NAME_MAX_CHARS ? name : chars.slice(0, USER_NAME_MAX_CHARS).join('');
+}
+
+/** A token's avatar URL longer than `PUT /users` takes is ignored (a URL cut short is not one): the stored one stays. */
+function avatarClaim(url: string | undefined): string | undefined {
+  return url !== undefined && [...url].length > USER_AVATAR_URL_MAX_CHARS ? undefined : url;
+}
+
+/**
  * An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. A token
  * seen before on this node is not verified again while it has not expired, and its user is not read again
  * while the claims equal the profile last seen (token-cache.ts). The cache is this authenticator's, so of one
@@ -130,7 +145,7 @@ export function userAuthenticator(
     // so the profile answered is the profile stored.
     const claim = (value: unknown): string | undefined =>
       typeof value === 'string' ? wellFormed(value.replaceAll('\u0000', '')) : undefined;
-    const verified: VerifiedToken = { userId, exp, claims: { name: claim(payload.name), avatar_url: claim(payload.avatar_url) } };
+    const verified: VerifiedToken = { userId, exp, claims: { name: nameClaim(claim(payload.name)), avatar_url: avatarClaim(claim(payload.avatar_url)) } };
     tokens.set(token, verified);
     return verified;
   }

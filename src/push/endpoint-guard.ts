@@ -18,28 +18,68 @@ for (const [net, bits] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) NON_PUBLIC.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible addresses (::a.b.c.d); 2001::/32 is Teredo, whose
+  // IPv4 addresses are hidden (one of them inverted bit by bit); the other ranges that carry an IPv4 address
+  // (::ffff:0:0/96, ::ffff:0:0:0/96, 64:ff9b::/96, 2002::/16) are judged by it, see embeddedIpv4.
+  ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) NON_PUBLIC.addSubnet(net, bits, 'ipv6');
 
-/** An IPv6 address that carries an IPv4 one (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d): the IPv4 address. */
-function embeddedIpv4(address: string): string | null {
-  const m = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return m[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/**
+ * An IPv6 address as its 8 groups of 16 bits, whatever way it is written (`::` anywhere, leading zeros, an IPv4
+ * address in the last 32 bits: `::127.0.0.1`, `::ffff:0:7f00:1`); null when it is not one.
+ */
+export function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let text = address.toLowerCase().split('%')[0]!; // a zone (fe80::1%eth0) says where, not what
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? 0 : 8 - left.length - right.length;
+  const groups = [...left, ...Array<string>(zeros).fill('0'), ...right].map((g) => parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
 }
 
-/** Is this IP address one Parley may send pushes to? */
+const dotted = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address stands for, by the ranges that carry one: IPv4-mapped (::ffff:a.b.c.d,
+ * what a dual-stack socket connects to as IPv4), IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::a.b.c.d)
+ * and 6to4 (2002:AABB:CCDD::). Null for any other address.
+ */
+export function embeddedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (g === null) return null;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return dotted(g[6]!, g[7]!); // ::ffff:0:0/96
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return dotted(g[6]!, g[7]!); // ::ffff:0:0:0/96
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return dotted(g[6]!, g[7]!); // 64:ff9b::/96
+  if (g[0] === 0x2002) return dotted(g[1]!, g[2]!); // 2002::/16
+  return null;
+}
+
+/**
+ * Is this IP address one Parley may send pushes to (a public address)? IPv6 addresses are judged by their
+ * value, not by how they are written, and one that carries an IPv4 address by that address.
+ */
 export function isAllowedAddress(address: string, allowLoopback: boolean): boolean {
-  const v4 = isIP(address) === 6 ? embeddedIpv4(address) : null;
+  const family = isIP(address);
+  if (family === 4) {
+    if (allowLoopback && LOOPBACK.check(address, 'ipv4')) return true;
+    return !NON_PUBLIC.check(address, 'ipv4');
+  }
+  if (family !== 6) return false;
+  const v4 = embeddedIpv4(address);
   if (v4 !== null) return isAllowedAddress(v4, allowLoopback);
-  const family = isIP(address) === 4 ? 'ipv4' : isIP(address) === 6 ? 'ipv6' : null;
-  if (family === null) return false;
-  if (allowLoopback && LOOPBACK.check(address, family)) return true;
-  return !NON_PUBLIC.check(address, family);
+  const groups = ipv6Groups(address);
+  if (groups === null) return false;
+  const canonical = groups.map((g) => g.toString(16)).join(':'); // no zone, no dotted tail: what BlockList reads alike
+  if (allowLoopback && LOOPBACK.check(canonical, 'ipv6')) return true;
+  return !NON_PUBLIC.check(canonical, 'ipv6');
 }
 
 /** The endpoint may never be sent to (its form, or its address). */

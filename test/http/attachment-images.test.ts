@@ -85,6 +85,24 @@ for (const database of DATABASES) {
       assert.equal(((await thumb.json()) as { code: string }).code, 'not_found');
     });
 
+    test('an SVG (or another format sharp reads) sent as a raster type is not rendered: a plain file, no thumbnail', async () => {
+      const [alice] = newUsers(1);
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><rect width="100" height="50" fill="red"/></svg>';
+      const tiff = await picture(60, 40).tiff().toBuffer();
+      for (const [bytes, type] of [[Buffer.from(svg), 'image/png'], [Buffer.from(svg), 'image/webp'], [tiff, 'image/jpeg']] as const) {
+        const res = await upload(app, alice, new Uint8Array(bytes), 'picture', type);
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        assert.deepEqual([res.body.data.width, res.body.data.height, res.body.data.thumbnail_url], [null, null, null], type);
+        const file = await get(alice, res.body.data.url);
+        assert.ok(file.bytes.equals(bytes), 'the bytes as sent');
+      }
+      // The real formats behind another raster type still are images (a JPEG sent as image/png).
+      const jpeg = await upload(app, alice, new Uint8Array(await picture(30, 20).jpeg().toBuffer()), 'photo', 'image/png');
+      assert.deepEqual([jpeg.body.data.width, jpeg.body.data.height], [30, 20]);
+      const avif = await upload(app, alice, new Uint8Array(await picture(30, 20).avif().toBuffer()), 'photo.avif', 'image/avif');
+      assert.deepEqual([avif.body.data.width, avif.body.data.height], [30, 20]);
+    });
+
     test('a file that is not an image has null width, height and thumbnail_url', async () => {
       const res = await upload(app, newUsers(1)[0]!, 'plain text', 'a.txt', 'text/plain');
       assert.equal(res.status, 201);

@@ -86,6 +86,20 @@ for (const database of DATABASES) {
         assert.deepEqual(await profileSeenBy(viewer, u), { id: u, name: 'Eve', avatar_url: null, role: 'member' });
       });
 
+      test('a name claim longer than PUT /users takes (200 characters) is cut to 200; an avatar_url claim too long is ignored', async () => {
+        const [viewer, u, v] = newUsers(3);
+        // 9,000 characters (a token must fit in 16 KiB of headers); the 200th is two UTF-16 units, so the cut is between characters, not inside one.
+        const long = `${'a'.repeat(199)}\u{1F600}${'b'.repeat(8_800)}`;
+        const first = await call(app, await sign({ sub: String(u), name: long, avatar_url: `https://example.test/${'a'.repeat(2100)}` }), 'GET', '/blocks');
+        assert.equal(first.status, 200);
+        assert.deepEqual(await profileSeenBy(viewer, u), { id: u, name: `${'a'.repeat(199)}\u{1F600}`, avatar_url: null, role: 'member' });
+        // The same claim again is the profile as stored: nothing to write.
+        assert.equal((await call(app, await sign({ sub: String(u), name: long }), 'GET', '/blocks')).status, 200);
+        // At the limit, nothing is cut.
+        await call(app, await sign({ sub: String(v), name: 'n'.repeat(200), avatar_url: 'https://example.test/v.png' }), 'GET', '/blocks');
+        assert.deepEqual(await profileSeenBy(viewer, v), { id: v, name: 'n'.repeat(200), avatar_url: 'https://example.test/v.png', role: 'member' });
+      });
+
       test('a user token does not open server routes', async () => {
         const [u] = newUsers(1);
         const token = await app.token(u);

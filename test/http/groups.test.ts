@@ -76,6 +76,44 @@ for (const database of DATABASES) {
     });
 
     describe('PATCH /groups/{id}', () => {
+      test('a group avatar must be an http(s) URL of a public host: anything else is 422 on avatar_url, on create and on change', async () => {
+        const [owner] = newUsers(1);
+        const id = await group(app, owner, []);
+        for (const avatar_url of [
+          'javascript:alert(1)',
+          'JavaScript:alert(1)',
+          'data:image/svg+xml,<svg/>',
+          'file:///etc/passwd',
+          'ftp://example.test/a.png',
+          'not a url',
+          '/relative.png',
+          'https://user:secret@example.test/a.png',
+          'http://127.0.0.1/a.png',
+          'http://2130706433/a.png', // 127.0.0.1 as a number
+          'http://10.0.0.5/a.png',
+          'http://169.254.169.254/latest/meta-data',
+          'http://[::1]/a.png',
+          'http://[::ffff:192.168.0.1]/a.png',
+          'http://[fd00::1]/a.png',
+          'http://localhost:8080/a.png',
+          'http://app.localhost/a.png',
+          'http://router/a.png',
+        ]) {
+          for (const res of [
+            await app.request(owner, 'POST', '/groups', { name: 'G', user_ids: [], avatar_url }),
+            await app.request(owner, 'PATCH', `/groups/${id}`, { avatar_url }),
+          ]) {
+            assertError(res, 422, 'validation_failed');
+            assert.deepEqual(Object.keys(res.body.errors), ['avatar_url'], avatar_url);
+          }
+        }
+        for (const avatar_url of ['https://cdn.example.test/g.png', 'http://example.test:8080/a.png?size=64', 'https://93.184.215.14/a.png', null]) {
+          const res = await app.request(owner, 'PATCH', `/groups/${id}`, { avatar_url });
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(res.body.data.avatar_url, avatar_url);
+        }
+      });
+
       test('the owner and admins may rename a group and change its avatar; members may not', async () => {
         const [owner, admin, member] = newUsers(3);
         const id = await group(app, owner, [admin, member], 'Old');

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { addParticipants, changeRole, createGroup, deleteGroup, leaveGroup, removeParticipant, updateGroup } from '../../chat/groups.js';
+import { checkAvatarUrl } from '../../chat/avatar-url.js';
 import { ConversationView } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, userErrors } from '../schemas.js';
@@ -8,7 +9,8 @@ import { Data, Id, IdParams, userErrors } from '../schemas.js';
 const tags = ['groups'];
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 // Null first: with Ajv's type coercion a string branch tried first would turn null into "" (never clearing it).
-const AvatarUrl = Type.Union([Type.Null(), Type.String({ maxLength: 2048 })]);
+// Beyond the schema, an http(s) URL of a public host (checkAvatarUrl, chat/avatar-url.ts).
+const AvatarUrl = Type.Union([Type.Null(), Type.String({ maxLength: 2048, description: 'An http or https URL of a public host' })]);
 const UserIds = Type.Array(Id, { maxItems: 10_000 });
 const MemberParams = Type.Object({ id: Id, user_id: Id });
 const NoContent = { 204: Type.Null(), ...userErrors };
@@ -20,7 +22,10 @@ export const groupRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { ch
       body: Type.Object({ name: Name, user_ids: UserIds, avatar_url: Type.Optional(AvatarUrl) }),
       response: { 201: Data(ConversationView), ...userErrors },
     },
-  }, async (request, reply) => reply.status(201).send({ data: await createGroup(chat, request.actor, request.body) }));
+  }, async (request, reply) => {
+    checkAvatarUrl(request.body.avatar_url);
+    return reply.status(201).send({ data: await createGroup(chat, request.actor, request.body) });
+  });
 
   app.patch('/groups/:id', {
     schema: {
@@ -28,7 +33,10 @@ export const groupRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { ch
       params: IdParams, body: Type.Object({ name: Type.Optional(Name), avatar_url: Type.Optional(AvatarUrl) }),
       response: { 200: Data(ConversationView), ...userErrors },
     },
-  }, async (request) => ({ data: await updateGroup(chat, request.actor, request.params.id, request.body) }));
+  }, async (request) => {
+    checkAvatarUrl(request.body.avatar_url);
+    return { data: await updateGroup(chat, request.actor, request.params.id, request.body) };
+  });
 
   app.delete('/groups/:id', {
     schema: { tags, summary: 'Delete a group (owner)', params: IdParams, response: NoContent },

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { UserResource } from '../../chat/resources.js';
-import { upsertUser } from '../../chat/users.js';
+import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, upsertUser } from '../../chat/users.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, Id } from '../schemas.js';
 
@@ -14,7 +14,10 @@ export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
     schema: {
       tags, summary: 'Create or update a user', params: Type.Object({ id: Id }),
       // avatar_url: null first, or Ajv's type coercion turns null into "" (see routes/groups.ts).
-      body: Type.Object({ name: Type.String({ maxLength: 200 }), avatar_url: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 2048 })])) }),
+      body: Type.Object({
+        name: Type.String({ maxLength: USER_NAME_MAX_CHARS }),
+        avatar_url: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: USER_AVATAR_URL_MAX_CHARS })])),
+      }),
       response: { 200: Data(UserResource), 201: Data(UserResource), ...serverErrors },
     },
   }, async (request, reply) => {
