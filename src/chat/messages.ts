@@ -14,7 +14,7 @@ import {
   recipientsOf,
   softDelete,
   writeMessages,
-  writeMessagesWithOutbox,
+  NO_OUTBOX,
   type DraftResult,
   type MessageDraft,
   type WrittenMessages,
@@ -163,13 +163,12 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   const notifications = deps.notifications?.enabled ? deps.notifications : undefined;
   try {
     if (drafts.every(isPlain)) {
-      // Plain messages: the write, its change feed rows and (with notifications) its outbox rows in one
-      // statement, its own transaction; each MessageSent payload is built here, the write adds id and sender.
-      const sentFeed = { payloads: drafts.map((d) => JSON.stringify(messageSentPayload(plainMessage(0, d.conversation_id, d.body, { id: d.sender_id, name: '', avatar_url: null }, now)))) };
+      // Plain messages: the write, its change feed rows and the outbox rows read from them in one statement, its
+      // own transaction; each MessageSent payload is built here, the write adds id and sender.
+      const payloads = drafts.map((d) => JSON.stringify(messageSentPayload(plainMessage(0, d.conversation_id, d.body, { id: d.sender_id, name: '', avatar_url: null }, now))));
       sent = await retrying(async () => {
-        if (!notifications) return sentMessages(deps.db, drafts, await writeMessages(deps.db, drafts, now, sentFeed));
-        const { written, ...outboxRows } = await writeMessagesWithOutbox(deps.db, drafts, now, notifications.sentOutbox(), sentFeed);
-        return sentMessages(deps.db, drafts, written, outboxRows);
+        const written = await writeMessages(deps.db, drafts, now, { payloads, outbox: notifications?.sentOutbox() ?? NO_OUTBOX });
+        return sentMessages(deps.db, drafts, written, notifications ? written : undefined);
       });
     } else {
       sent = await inTransaction(deps.db, async (trx) => recordSends(trx, notifications, drafts, await writeMessages(trx, drafts, now)));
@@ -223,7 +222,7 @@ interface WrittenSends {
  * unit-of-work.ts): each written message's MessageSent and its conversation's inbox change in the change feed, and
  * their outbox rows (MessageSent webhooks and pushes). The transaction holds the conversations' locks exclusively,
  * so rows first in their conversation's queue come back leased to this node. (Plain messages record the same in
- * the send's own statement: store/messages.ts, SentFeed.)
+ * the send's own statement: store/messages.ts, SendRecord.)
  */
 async function recordSends(
   trx: Tx,

@@ -25,7 +25,7 @@ export interface Notifications {
    * conversation's queue come back leased to this node, to be handed to committed() and delivered without a claim.
    */
   writeLeased(trx: Tx, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<LeasedRows>;
-  /** What a send writes with its messages in one statement (store/messages.ts, writeMessagesWithOutbox). */
+  /** Which outbox rows a send of plain messages writes with them in one statement (store/messages.ts, SendRecord). */
   sentOutbox(): SentOutbox;
   /**
    * After the commit: the worker delivers the leased rows; it looks for others now when some were written to

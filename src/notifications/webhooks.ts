@@ -9,7 +9,6 @@ import { Pool } from 'undici';
 import type { Config } from '../config.js';
 import { ConfigError, SECRET_MIN_BYTES } from '../config/settings.js';
 import { messageSentPayload } from '../events/catalog.js';
-import type { SentWebhookPayload } from '../store/messages.js';
 import type { OutboxRow } from '../store/outbox.js';
 import { plainMessage } from '../store/read-model.js';
 import type { Deliverer } from './outbox-worker.js';
@@ -36,8 +35,17 @@ export interface WebhookPayload {
   readonly recipient_ids?: readonly number[];
 }
 
-/** The event's data: as stored, or (a MessageSent written with its message, migration 010) built as it was broadcast. */
-function dataOf(payload: WebhookPayload | SentWebhookPayload): Record<string, unknown> {
+/**
+ * A MessageSent row written by a node of an earlier release (before sends recorded their webhooks from the change
+ * feed): the plain message as written, rather than its data. Read here so that rows still waiting when a
+ * deployment is upgraded, or written by old nodes during a rolling upgrade, are delivered; nothing writes it now.
+ */
+interface EarlierSentPayload {
+  readonly sent: { id: number; conversation_id: number; body: string | null; sender: { id: number; name: string; avatar_url: string | null }; created_at: string };
+  readonly recipient_ids: readonly number[];
+}
+
+function dataOf(payload: WebhookPayload | EarlierSentPayload): Record<string, unknown> {
   if (!('sent' in payload)) return payload.data;
   const { id, conversation_id, body, sender, created_at } = payload.sent;
   return { ...messageSentPayload(plainMessage(id, conversation_id, body, sender, new Date(created_at))) };
@@ -71,7 +79,7 @@ export function webhookDeliverer(options: {
   return {
     kind: 'webhook',
     async deliver(row: OutboxRow) {
-      const payload = row.payload as WebhookPayload | SentWebhookPayload;
+      const payload = row.payload as WebhookPayload | EarlierSentPayload;
       const data = row.type === 'MessageSent' ? { ...dataOf(payload), offline_user_ids: await options.offline(payload.recipient_ids ?? []) } : dataOf(payload);
       const body = JSON.stringify({ id: String(row.id), type: row.type, created_at: row.created_at.toISOString(), data });
       const t = Math.floor(Date.now() / 1000);

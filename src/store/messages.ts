@@ -1,8 +1,8 @@
 // Messages: the write of new messages (many at once), edits and soft deletes with their guards, and the reads
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { DB } from './database.js';
-import type { LeasedRows, OutboxRow } from './outbox.js';
+import type { LeasedRows } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
 import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
@@ -58,55 +58,50 @@ type JsonTime = string | null;
 const toDate = (value: JsonTime): Date | null => (value === null ? null : new Date(value));
 
 /**
- * Checks and writes many messages in one round trip: the database function parley_send_messages (migration
- * 002) locks the conversations (write lock, ascending id), then checks each draft's rules (see DraftOutcome)
- * against what is committed, inserts the drafts that pass with ids in the drafts' order, moves each
- * conversation's last message and activity, grows every other participant's unread count by the messages
- * others sent, and returns all of it with the conversations' previews. Called on its own it is its own
- * transaction; inside one (a forward) its locks and writes belong to that transaction.
+ * Checks and writes many messages in one round trip: the database function parley_send (store/functions/send.ts)
+ * locks the conversations (write lock, ascending id), then checks each draft's rules (see DraftOutcome) against
+ * what is committed, inserts the drafts that pass with ids in the drafts' order, moves each conversation's last
+ * message and activity, grows every other participant's unread count by the messages others sent, and returns
+ * all of it with the conversations' previews. With a record, the same statement also writes what happened (the
+ * change feed's rows, and the outbox's read from them) and returns the outbox rows leased to the caller. Called on
+ * its own it is its own transaction; inside one (a forward) its locks and writes belong to that transaction.
  * The drafts travel as one JSON parameter, so the statement is the same for any number of them.
  */
-export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date, sentFeed?: SentFeed): Promise<WrittenMessages> {
+export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date, record?: SendRecord): Promise<WrittenMessages & LeasedRows> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
-  const call = sql`select parley_send_messages(${input}::jsonb, ${now}::timestamptz) as written`;
-  const { rows } = await withSentFeed(call, sql`sent.written`, sentFeed).execute(db);
-  return writtenMessages(drafts, now, (rows[0] as { written: SendAnswer }).written);
+  // The payloads are JSON text already: spliced in, not encoded again.
+  const spec = record
+    ? `{"payloads":[${record.payloads.join(',')}],"webhook_urls":${JSON.stringify(record.outbox.webhookUrls)},"push":${record.outbox.push},"lease_until":${JSON.stringify(record.outbox.leaseUntil)}}`
+    : '{}';
+  const { rows } = await sql<{ answer: SendAnswer }>`select parley_send(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb) as answer`.execute(db);
+  const { written, outbox, waiting } = rows[0]!.answer;
+  return {
+    ...writtenMessages(drafts, now, written),
+    waiting: Number(waiting),
+    leased: outbox.map((r) => ({
+      id: Number(r.id),
+      kind: r.kind,
+      target: r.target,
+      conversation_id: r.conversation_id === null ? null : Number(r.conversation_id),
+      type: 'MessageSent',
+      payload: r.payload,
+      attempts: 0,
+      created_at: new Date(r.created_at),
+    })),
+  };
 }
 
 /**
- * The change feed's rows of a send of plain messages (src/chat/unit-of-work.ts records the same for every other
- * action), written by the send's own statement: for each message written, MessageSent with the payload its caller
- * built (`payloads[i]`, JSON text of draft i's payload) completed with the id and sender the write gave it; then
- * InboxUpdated (no payload) once per conversation that received one. One round trip, as the send itself.
+ * What a send of plain messages records with them (src/chat/unit-of-work.ts records the same for every other
+ * action): `payloads[i]`, the MessageSent payload of draft i as JSON text, built by the caller as for the socket
+ * (the write completes it with the message's id and sender); and which outbox rows follow from it.
  */
-export interface SentFeed {
+export interface SendRecord {
   readonly payloads: readonly string[];
+  readonly outbox: SentOutbox;
 }
 
-function withSentFeed(call: RawBuilder<unknown>, answer: RawBuilder<unknown>, feed: SentFeed | undefined) {
-  if (!feed) return call;
-  return sql`with sent as (${call}),
-    results as (
-      select (r.ord - 1)::int as i, r.value as res
-      from sent, json_array_elements(${answer}->'results') with ordinality as r(value, ord)),
-    drafted as (
-      select 0 as part, r.i as k, (t.value->>'conversation_id')::bigint as conversation_id, 'MessageSent' as type,
-        (t.value || jsonb_build_object('id', (r.res->>'id')::bigint, 'sender', jsonb_build_object(
-          'id', (t.value->'sender'->>'id')::bigint, 'name', r.res->>'name', 'avatar_url', (r.res->'avatar_url')::jsonb)))::json as data
-      from results r join jsonb_array_elements(${`[${feed.payloads.join(',')}]`}::jsonb) with ordinality as t(value, ord) on t.ord - 1 = r.i
-      where r.res->>'outcome' = 'ok'),
-    feed as (
-      insert into sync_changes (conversation_id, user_id, type, data)
-      select conversation_id, null, type, data from (
-        select part, k, conversation_id, type, data from drafted
-        union all
-        select 1, min(k), conversation_id, 'InboxUpdated', null from drafted group by conversation_id) changes
-      order by part, k
-      returning 1)
-    select sent.* from sent`;
-}
-
-/** Which outbox rows a send writes with its messages (migration 010): MessageSent webhooks to these URLs, pushes. */
+/** Which outbox rows a send writes for its MessageSent changes: webhooks to these URLs, pushes. */
 export interface SentOutbox {
   readonly webhookUrls: readonly string[];
   readonly push: boolean;
@@ -114,63 +109,8 @@ export interface SentOutbox {
   readonly leaseUntil: Date | null;
 }
 
-/** A MessageSent webhook row written with its message: the message as written, for the payload as broadcast. */
-export interface SentWebhookPayload {
-  readonly sent: { id: number; conversation_id: number; body: string | null; sender: { id: number; name: string; avatar_url: string | null }; created_at: string };
-  readonly recipient_ids: readonly number[];
-}
-
-/**
- * writeMessages, and the messages' outbox rows in the same statement and transaction (one round trip); for
- * plain messages only (no attachment, reply or forward: their webhook payload is built from the write alone).
- * Returns the rows leased to the caller, in id order. The function answers only their ids (migration 011): their
- * payloads are built here from the write, as the function built the stored ones (sentOutboxPayload).
- */
-export async function writeMessagesWithOutbox(
-  db: DB,
-  drafts: readonly MessageDraft[],
-  now: Date,
-  outbox: SentOutbox,
-  sentFeed?: SentFeed,
-): Promise<{ written: WrittenMessages } & LeasedRows> {
-  const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
-  const spec = JSON.stringify({ webhook_urls: outbox.webhookUrls, push: outbox.push });
-  const call = sql`select parley_send_messages_with_outbox(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb, ${outbox.leaseUntil}::timestamptz) as answer`;
-  const { rows } = await withSentFeed(call, sql`(sent.answer->'written')`, sentFeed).execute(db);
-  const answer = (rows[0] as { answer: { written: SendAnswer; outbox: [number, number, string, string][]; waiting: number; created_at: string } }).answer;
-  const written = writtenMessages(drafts, now, answer.written);
-  const draftOf = new Map(written.results.flatMap((r, i) => (r.id === null ? [] : [[r.id, i] as const])));
-  const createdAt = new Date(answer.created_at);
-  return {
-    written,
-    waiting: Number(answer.waiting),
-    leased: answer.outbox.map(([id, messageId, kind, target]) => {
-      const i = draftOf.get(Number(messageId))!;
-      const draft = drafts[i]!;
-      return {
-        id: Number(id),
-        kind,
-        target,
-        conversation_id: kind === 'push' ? null : draft.conversation_id,
-        type: 'MessageSent',
-        payload: sentOutboxPayload(kind, draft, written, i),
-        attempts: 0,
-        created_at: createdAt,
-      };
-    }),
-  };
-}
-
-/** The payload parley_send_messages_with_outbox stores for a message it wrote (migrations 010, 011), built from the write. */
-function sentOutboxPayload(kind: string, draft: MessageDraft, written: WrittenMessages, i: number): unknown {
-  const { id, sender } = written.results[i]!;
-  if (kind === 'push') return { conversation_id: draft.conversation_id, message_id: id, sender_id: sender!.id };
-  const sent: SentWebhookPayload = {
-    sent: { id: id!, conversation_id: draft.conversation_id, body: draft.body, sender: sender!, created_at: written.at.toISOString() },
-    recipient_ids: recipientsOf(written, draft.conversation_id, sender!.id),
-  };
-  return sent;
-}
+/** Nothing to the outbox (no webhook URL, no push subscription). */
+export const NO_OUTBOX: SentOutbox = { webhookUrls: [], push: false, leaseUntil: null };
 
 /** A written message's recipients: its conversation's participants but its sender, ascending (as the send function stores them). */
 export function recipientsOf(written: WrittenMessages, conversationId: number, senderId: number): number[] {
@@ -180,8 +120,14 @@ export function recipientsOf(written: WrittenMessages, conversationId: number, s
     .sort((a, b) => a - b);
 }
 
-/** What parley_send_messages answers (migrations 002, 003). */
+/** What parley_send answers: the write, the outbox rows leased to the caller, and how many others it wrote. */
 interface SendAnswer {
+  written: WrittenAnswer;
+  outbox: { id: number; kind: string; target: string; conversation_id: number | null; payload: unknown; created_at: string }[];
+  waiting: number;
+}
+
+interface WrittenAnswer {
   results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
   conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
   readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
@@ -189,7 +135,7 @@ interface SendAnswer {
   previews: PreviewRow[];
 }
 
-function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: SendAnswer): WrittenMessages {
+function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: WrittenAnswer): WrittenMessages {
   const results = written.results.map((r, i): DraftResult => {
     if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null };
     return { outcome: 'written', id: r.id, sender: { id: drafts[i]!.sender_id, name: r.name!, avatar_url: r.avatar_url } };

@@ -8,7 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { createOutboxWorker, retryDelayMs, type OutboxEvents } from '../../src/notifications/outbox-worker.js';
 import { claimDue, insertOutbox, insertOutboxLeasingHeads, type OutboxRow } from '../../src/store/outbox.js';
-import { writeMessagesWithOutbox, type MessageDraft } from '../../src/store/messages.js';
+import { messageSentPayload } from '../../src/events/catalog.js';
+import { writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { plainMessage } from '../../src/store/read-model.js';
 import { inTransaction } from '../../src/store/transaction.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, newUsers } from '../http/helpers.js';
@@ -104,7 +106,7 @@ for (const database of DATABASES) {
       await db.deleteFrom('outbox').where('kind', '=', 'lease-test').execute();
     });
 
-    test("a send's leased rows, rebuilt from its write, are the rows it stored (payloads included)", async () => {
+    test("a send's leased rows are the rows it stored; each webhook's data is the MessageSent the change feed holds", async () => {
       const db = app.app.chat.db;
       // Two direct conversations (made through the API), three plain messages in one batch.
       const [a, b, c, d] = newUsers(4);
@@ -114,10 +116,12 @@ for (const database of DATABASES) {
         forwarded_from_conversation_id: null, forwarded_from_sender_id: null, client_message_id: null, mentioned_user_ids: [],
       });
       const drafts = [draft(conversations[0]!, a, 'first'), draft(conversations[1]!, d, 'naïve 🙂'), draft(conversations[0]!, b, 'third')];
-      const { leased, waiting } = await writeMessagesWithOutbox(db, drafts, new Date(), {
-        webhookUrls: ['https://hooks.example/a', 'https://hooks.example/b'],
-        push: true,
-        leaseUntil: new Date(Date.now() + 60_000),
+      const now = new Date();
+      // As a send builds them: each MessageSent payload before the write, which completes it with id and sender.
+      const payloads = drafts.map((d) => JSON.stringify(messageSentPayload(plainMessage(0, d.conversation_id, d.body, { id: d.sender_id, name: '', avatar_url: null }, now))));
+      const { leased, waiting, results } = await writeMessages(db, drafts, now, {
+        payloads,
+        outbox: { webhookUrls: ['https://hooks.example/a', 'https://hooks.example/b'], push: true, leaseUntil: new Date(Date.now() + 60_000) },
       });
       assert.equal(waiting, 0);
       assert.equal(leased.length, 3 * 3, 'two webhooks and a push per message');
@@ -125,12 +129,19 @@ for (const database of DATABASES) {
       const normal = (rows: readonly object[]) =>
         rows.map((row) => {
           const r = row as Record<string, unknown>;
-          return { ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at as string).getTime(), payload: sentAtAsTime(r.payload) };
+          return { ...r, id: Number(r.id), conversation_id: r.conversation_id === null ? null : Number(r.conversation_id), created_at: new Date(r.created_at as string).getTime() };
         });
       assert.deepEqual(normal(leased), normal(stored));
-      const webhook = leased.find((r) => r.kind === 'webhook' && r.conversation_id === conversations[1])!.payload as { sent: { body: string; sender: { id: number } }; recipient_ids: number[] };
-      assert.equal(webhook.sent.body, 'naïve 🙂');
+      const webhook = leased.find((r) => r.kind === 'webhook' && r.conversation_id === conversations[1])!.payload as { data: { id: number; body: string }; recipient_ids: number[] };
+      assert.equal(webhook.data.body, 'naïve 🙂');
+      assert.equal(webhook.data.id, results[1]!.id);
       assert.deepEqual(webhook.recipient_ids, [c]);
+      for (const row of leased.filter((r) => r.kind === 'webhook')) {
+        const { data } = row.payload as { data: { id: number } };
+        const feed = await db.selectFrom('sync_changes').select('data').where('type', '=', 'MessageSent').where('conversation_id', '=', row.conversation_id!).execute();
+        const recorded = feed.map((f) => (typeof f.data === 'string' ? JSON.parse(f.data) : f.data)).find((f: { id: number }) => f.id === data.id);
+        assert.deepEqual(data, recorded, 'the webhook carries what the feed recorded');
+      }
       await db.deleteFrom('outbox').where('id', 'in', leased.map((r) => r.id)).execute();
     });
 
@@ -170,10 +181,4 @@ for (const database of DATABASES) {
       assert.equal((await db.selectFrom('outbox').select('id').where('kind', '=', 'lease-deliver').execute()).length, 0, 'delivered rows deleted');
     });
   });
-}
-
-/** A stored payload's sent.created_at is PostgreSQL's text of the time, a rebuilt one JavaScript's: compared as times. */
-function sentAtAsTime(payload: unknown): unknown {
-  const p = payload as { sent?: { created_at: string } };
-  return p.sent ? { ...p, sent: { ...p.sent, created_at: new Date(p.sent.created_at).getTime() } } : payload;
 }

@@ -25,12 +25,12 @@ for (const database of DATABASES) {
     });
 
     test('a definition whose text changed (here: its recorded checksum) is applied again, and the function is the file’s', async () => {
-      await sql`drop function parley_send_messages(jsonb, timestamptz)`.execute(db());
-      await sql`update parley_definitions set checksum = 'stale' where name = 'parley_send_messages'`.execute(db());
-      assert.deepEqual(await applyDefinitions(db()), ['parley_send_messages']);
-      const { rows } = await sql<{ source: string }>`select prosrc as source from pg_proc where proname = 'parley_send_messages'`.execute(db());
-      const file = DEFINITIONS.find((d) => d.name === 'parley_send_messages')!.sql;
-      assert.ok(file.includes(rows[0]!.source), 'the body in the database is the body in src/store/functions/send-messages.ts');
+      await sql`drop function parley_send(jsonb, timestamptz, jsonb)`.execute(db());
+      await sql`update parley_definitions set checksum = 'stale' where name = 'parley_send'`.execute(db());
+      assert.deepEqual(await applyDefinitions(db()), ['parley_send']);
+      const { rows } = await sql<{ source: string }>`select prosrc as source from pg_proc where proname = 'parley_send'`.execute(db());
+      const file = DEFINITIONS.find((d) => d.name === 'parley_send')!.sql;
+      assert.ok(file.includes(rows[0]!.source), 'the body in the database is the body in src/store/functions/send.ts');
     });
 
     test('nodes applying at once apply each changed definition once', { skip: database === 'pglite' ? 'one connection' : false }, async () => {

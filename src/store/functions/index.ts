@@ -5,13 +5,12 @@
 // file: a full `create or replace` definition.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { SEND_MESSAGES } from './send-messages.js';
-import { SEND_MESSAGES_WITH_OUTBOX } from './send-messages-with-outbox.js';
+import { SEND } from './send.js';
 
-export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
-  { name: 'parley_send_messages', sql: SEND_MESSAGES },
-  { name: 'parley_send_messages_with_outbox', sql: SEND_MESSAGES_WITH_OUTBOX },
-];
+// Earlier releases' send functions (parley_send_messages, parley_send_messages_with_outbox) are no longer
+// defined here but are left in the database, unchanged, for nodes of the previous release during a rolling
+// upgrade; nothing of this release calls them.
+export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [{ name: 'parley_send', sql: SEND }];
 
 /** The advisory lock key of applying definitions (any bigint unique to it). */
 const DEFINITIONS_LOCK = 7_031_982_451_006_003n;
