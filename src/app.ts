@@ -79,6 +79,7 @@ function rateLimiter(config: Config, redis: RedisConnections | null, logger: Log
     edit: limits.editsPerMinute,
     read: limits.readsPerMinute,
     conversation: limits.conversationChangesPerMinute,
+    group_create: limits.groupsPerHour, // per hour: see WINDOWS_MS
     upload: limits.uploadsPerMinute,
     block: limits.blocksPerMinute,
     write: limits.otherWritesPerMinute,

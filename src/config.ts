@@ -51,6 +51,8 @@ export interface Limits {
   readonly editsPerMinute: number;
   readonly readsPerMinute: number;
   readonly conversationChangesPerMinute: number;
+  /** Groups one user may create in any hour (on top of conversationChangesPerMinute). */
+  readonly groupsPerHour: number;
   readonly uploadsPerMinute: number;
   readonly blocksPerMinute: number;
   readonly otherWritesPerMinute: number;
@@ -296,6 +298,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       editsPerMinute: v.CHAT_RATE_EDITS_PER_MINUTE,
       readsPerMinute: v.CHAT_RATE_READS_PER_MINUTE,
       conversationChangesPerMinute: v.CHAT_RATE_CONVERSATIONS_PER_MINUTE,
+      groupsPerHour: v.CHAT_RATE_GROUPS_PER_HOUR,
       uploadsPerMinute: v.CHAT_RATE_UPLOADS_PER_MINUTE,
       blocksPerMinute: v.CHAT_RATE_BLOCKS_PER_MINUTE,
       otherWritesPerMinute: v.CHAT_RATE_OTHER_WRITES_PER_MINUTE,

@@ -1,6 +1,7 @@
 // Groups: creation, settings, participants and roles, leaving and deletion. Each change is a unit of work: lock
 // the group → check the actor's current role → write → emit, so two changes never both pass a stale check.
 import { event, type ChangeType, type DomainEvent } from '../events/catalog.js';
+import { messagingBlockedUserIds } from '../store/blocks.js';
 import { deleteConversation, insertGroup, participantCount, updateSettings } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation } from '../store/locks.js';
@@ -30,6 +31,17 @@ function groupName(name: string): string {
 async function requireUsers(db: DB, ids: readonly number[]): Promise<void> {
   const missing = await missingUsers(db, ids);
   if (missing.length > 0) throw invalid('user_ids', `Unknown users: ${missing.join(', ')}.`);
+}
+
+/**
+ * A block between the actor and a user, either way, stops the actor putting them in a group (as it stops direct
+ * messages): nobody is made a member, and so shown presence and messages, by someone they blocked.
+ */
+async function refuseBlocked(db: DB, actorId: number, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  const blocked = new Set(await messagingBlockedUserIds(db, actorId));
+  const refused = ids.filter((id) => blocked.has(id));
+  if (refused.length > 0) throw forbidden('blocked', `You cannot add users ${refused.join(', ')} to a group: one of you blocked the other.`);
 }
 
 function checkSize(ctx: ChatContext, count: number): void {
@@ -74,6 +86,8 @@ export async function createGroup(
   const others = [...new Set(input.user_ids)].filter((id) => id !== actor.userId);
   checkSize(ctx, others.length + 1);
   await requireUsers(ctx.db, others);
+  await refuseBlocked(ctx.db, actor.userId, others);
+  await ctx.rateLimiter.consume('group_create', actor.userId); // CHAT_RATE_GROUPS_PER_HOUR
   const id = await unitOfWork(ctx, actor, async (work) => {
     const id = await insertGroup(work.trx, { name, avatar_url: input.avatar_url ?? null, ownerId: actor.userId, memberIds: others }, new Date());
     work.inboxChanged(id);
@@ -104,6 +118,7 @@ export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: n
     const fresh = wanted.filter((id) => !present.has(id));
     if (fresh.length === 0) return;
     checkSize(ctx, conversation.participant_count + fresh.length);
+    await refuseBlocked(trx, actor.userId, fresh);
     // Newcomers start with the history read: they were not there for it.
     const added = await addMembers(trx, groupId, fresh, await latestMessageId(trx, groupId), new Date());
     if (added.length === 0) return;

@@ -1,10 +1,11 @@
 // Rate limits by action, per user (per address for failed authentication): at most N requests in any 60 s (a
-// sliding window). In memory, a node limits what it serves; with Redis (REDIS_URL), the nodes of a deployment
-// share one log per user and action, so a user gets the limit once however many nodes serve them.
+// sliding window), or in any hour for the actions of WINDOWS_MS (creating groups). In memory, a node limits what
+// it serves; with Redis (REDIS_URL), the nodes of a deployment share one log per user and action, so a user gets
+// the limit once however many nodes serve them.
 //
-// The log holds the times of the requests of the last minute (at most N per user and action), so the answer is
-// exact: a request is refused while N were counted in the last 60 s, and Retry-After says when the oldest of them
-// leaves the window (1 to 60 s). A refused request is not counted, so a client that waits as told gets through.
+// The log holds the times of the requests of the last window (at most N per user and action), so the answer is
+// exact: a request is refused while N were counted in the window, and Retry-After says when the oldest of them
+// leaves it (1 s to the window). A refused request is not counted, so a client that waits as told gets through.
 import { randomBytes } from 'node:crypto';
 import type { RedisConnections } from '../store/redis.js';
 import { ChatError } from './errors.js';
@@ -17,6 +18,7 @@ export const RATE_LIMITED_ACTIONS = [
   'edit',
   'read',
   'conversation',
+  'group_create',
   'upload',
   'block',
   'write',
@@ -26,7 +28,7 @@ export const RATE_LIMITED_ACTIONS = [
 ] as const;
 export type RateLimitedAction = (typeof RATE_LIMITED_ACTIONS)[number];
 
-/** Requests per minute by action; 0 turns that limit off. */
+/** Requests per window (a minute; an hour for the actions of WINDOWS_MS) by action; 0 turns that limit off. */
 export type RateLimits = Readonly<Record<RateLimitedAction, number>>;
 
 /** Every limit off (tests, tools). */
@@ -41,6 +43,7 @@ const WHAT: Record<RateLimitedAction, string> = {
   edit: 'message edits and deletions',
   read: 'read marks',
   conversation: 'conversation and group changes',
+  group_create: 'groups created',
   upload: 'uploads',
   block: 'blocks and unblocks',
   write: 'requests',
@@ -59,37 +62,50 @@ export interface RateLimiter {
 
 export const WINDOW_MS = 60_000;
 
+/** The actions counted over a longer window than a minute: creating groups, per hour (CHAT_RATE_GROUPS_PER_HOUR). */
+export const WINDOWS_MS: Readonly<Partial<Record<RateLimitedAction, number>>> = { group_create: 3_600_000 };
+
+export const windowOf = (action: RateLimitedAction): number => WINDOWS_MS[action] ?? WINDOW_MS;
+
 function refusal(action: RateLimitedAction, waitMs: number): ChatError {
-  const retryAfterSeconds = Math.min(WINDOW_MS / 1000, Math.max(1, Math.ceil(waitMs / 1000)));
+  const retryAfterSeconds = Math.min(windowOf(action) / 1000, Math.max(1, Math.ceil(waitMs / 1000)));
   return new ChatError('rate_limited', `Too many ${WHAT[action]}; retry in ${retryAfterSeconds} s.`, { retryAfterSeconds });
 }
 
+/** The logs of the actions of one window length, in memory, turned over once per window (see memoryRateLimiter). */
+interface Generations {
+  index: number;
+  touched: Map<string, number[]>; // keys used in this period of one window
+  before: Map<string, number[]>; // keys used in the period before
+}
+
 /**
- * One node's limits, in its memory: per user and action, the times of the requests of the last minute.
- * Memory stays bounded: a key untouched for a whole minute is dropped at the next minute's turn.
+ * One node's limits, in its memory: per user and action, the times of the requests of the last window.
+ * Memory stays bounded: a key untouched for a whole window is dropped at the next window's turn.
  */
 export function memoryRateLimiter(limits: RateLimits, now: () => number = Date.now): RateLimiter {
-  let minute = Math.floor(now() / WINDOW_MS);
-  let touched = new Map<string, number[]>(); // keys used this minute
-  let before = new Map<string, number[]>(); // keys used the minute before
+  const byWindow = new Map<number, Generations>();
   return {
     async consume(action, subject) {
       const limit = limits[action];
       if (!limit) return; // 0 turns a limit off
       const t = now();
-      const index = Math.floor(t / WINDOW_MS);
-      if (index !== minute) {
-        before = index === minute + 1 ? touched : new Map();
-        touched = new Map();
-        minute = index;
+      const window = windowOf(action);
+      const index = Math.floor(t / window);
+      let logs = byWindow.get(window);
+      if (logs === undefined) byWindow.set(window, (logs = { index, touched: new Map(), before: new Map() }));
+      if (index !== logs.index) {
+        logs.before = index === logs.index + 1 ? logs.touched : new Map();
+        logs.touched = new Map();
+        logs.index = index;
       }
       const key = `${action}:${subject}`;
-      const times = touched.get(key) ?? before.get(key) ?? [];
-      touched.set(key, times);
+      const times = logs.touched.get(key) ?? logs.before.get(key) ?? [];
+      logs.touched.set(key, times);
       let expired = 0;
-      while (expired < times.length && times[expired]! <= t - WINDOW_MS) expired++;
+      while (expired < times.length && times[expired]! <= t - window) expired++;
       if (expired > 0) times.splice(0, expired);
-      if (times.length >= limit) throw refusal(action, times[times.length - limit]! + WINDOW_MS - t);
+      if (times.length >= limit) throw refusal(action, times[times.length - limit]! + window - t);
       times.push(t);
     },
   };
@@ -146,7 +162,8 @@ export function redisRateLimiter(redis: RedisConnections, limits: RateLimits, op
     });
     try {
       const key = `${redis.prefix}ratelimit:${action}:${subject}`;
-      const [counted, waitMs = WINDOW_MS] = await Promise.race([consume(key, t, WINDOW_MS, limit, `${t}:${node}:${sequence++}`), timeout]);
+      const window = windowOf(action);
+      const [counted, waitMs = window] = await Promise.race([consume(key, t, window, limit, `${t}:${node}:${sequence++}`), timeout]);
       return counted === 1 ? null : refusal(action, waitMs);
     } finally {
       clearTimeout(timer);

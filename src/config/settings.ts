@@ -55,6 +55,9 @@ const positive = (row: Row<number> & { unit?: string }) => integer({ ...row, min
 const ratePerMinute = (row: Row<number>) =>
   integer({ ...row, min: 0, unit: 'per minute; `0`: off', meaning: row.meaning });
 
+/** A per-hour rate limit (for actions rare enough that a minute says little): 0 turns it off. */
+const ratePerHour = (row: Row<number>) => integer({ ...row, min: 0, unit: 'per hour; `0`: off', meaning: row.meaning });
+
 const portNumber = integer({ default: 1, meaning: '', min: 1, max: 65_535 });
 const port = (row: Row<number | null>): Setting<number | null> => ({ ...row, type: 'a port (1 to 65535)', parse: portNumber.parse });
 
@@ -472,6 +475,11 @@ export const SETTINGS = {
   CHAT_RATE_CONVERSATIONS_PER_MINUTE: ratePerMinute({
     default: 60,
     meaning: 'Per-user limit on opening direct conversations, creating groups and changing them (name, avatar, participants, roles, leaving, deleting).',
+  }),
+  CHAT_RATE_GROUPS_PER_HOUR: ratePerHour({
+    default: 30,
+    meaning:
+      'Per-user limit on creating groups, over any hour (a sliding hour, on top of the per-minute limit above): each new group puts its members in touch with its creator and shows them each other\'s presence. See [docs/deployment.md](docs/deployment.md#limits).',
   }),
   CHAT_RATE_UPLOADS_PER_MINUTE: ratePerMinute({ default: 60, meaning: 'Per-user limit on uploads (`POST /attachments`).' }),
   CHAT_RATE_BLOCKS_PER_MINUTE: ratePerMinute({ default: 60, meaning: 'Per-user limit on blocks and unblocks.' }),

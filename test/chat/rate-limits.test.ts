@@ -10,10 +10,10 @@ import { memoryRateLimiter, NO_RATE_LIMITS, redisRateLimiter, WINDOW_MS, type Ra
 import { openRedis, type RedisConnections } from '../../src/store/redis.js';
 import { deleteKeys, MACHINE_REDIS_URL, RedisServer } from '../../testkit/redis.js';
 
-const LIMITS: RateLimits = { ...NO_RATE_LIMITS, edit: 3, upload: 1 };
+const LIMITS: RateLimits = { ...NO_RATE_LIMITS, edit: 3, upload: 1, group_create: 2 };
 
 /** The Retry-After of a refusal, or null when the request was counted. */
-async function attempt(limiter: RateLimiter, action: 'edit' | 'upload' | 'send', subject: number | string): Promise<number | null> {
+async function attempt(limiter: RateLimiter, action: 'edit' | 'upload' | 'send' | 'group_create', subject: number | string): Promise<number | null> {
   try {
     await limiter.consume(action, subject);
     return null;
@@ -43,6 +43,23 @@ function behaves(make: (clock: { t: number }) => Promise<RateLimiter>): void {
     assert.equal(await attempt(limiter, 'edit', 2), null, 'another user has a count of their own');
     assert.equal(await attempt(limiter, 'upload', 1), null, 'and another action too');
     assert.equal(await attempt(limiter, 'upload', 1), 60);
+  });
+
+  test('creating groups counts over a sliding hour: kept across the turns of minutes, Retry-After up to an hour', async () => {
+    const hour = 60 * WINDOW_MS;
+    const clock = { t: 1_000 * hour + 10 * WINDOW_MS };
+    const limiter = await make(clock);
+    assert.equal(await attempt(limiter, 'group_create', 1), null);
+    clock.t += 30 * WINDOW_MS;
+    assert.equal(await attempt(limiter, 'group_create', 1), null);
+    clock.t += 5 * WINDOW_MS;
+    assert.equal(await attempt(limiter, 'group_create', 1), 25 * 60, 'the first leaves the hour in 25 minutes');
+    clock.t += 25 * WINDOW_MS - 1_000;
+    assert.equal(await attempt(limiter, 'group_create', 1), 1);
+    clock.t += 1_000;
+    assert.equal(await attempt(limiter, 'group_create', 1), null, 'an hour after the first');
+    assert.equal(await attempt(limiter, 'group_create', 1), 30 * 60);
+    assert.equal(await attempt(limiter, 'edit', 1), null, 'the per-minute limits are not affected');
   });
 
   test('a limit of 0 is off', async () => {

@@ -75,6 +75,51 @@ for (const database of DATABASES) {
       });
     });
 
+    describe('consent: blocks and the rate of new groups', () => {
+      test('a block between two users, either way, stops either putting the other in a group (403 blocked, nothing done)', async () => {
+        const [adder, blocker, blocked, bystander, admin] = newUsers(5);
+        await register(app, adder, blocker, blocked, bystander, admin);
+        assert.equal((await app.request(blocker, 'POST', '/blocks', { user_id: adder })).status, 200); // blocker blocked the adder
+        assert.equal((await app.request(adder, 'POST', '/blocks', { user_id: blocked })).status, 200); // the adder blocked someone
+
+        const before = (await app.request(blocker, 'GET', '/conversations')).body.data.length;
+        for (const target of [blocker, blocked]) {
+          const res = await app.request(adder, 'POST', '/groups', { name: 'Around you', user_ids: [bystander, target] });
+          assertError(res, 403, 'blocked');
+          assert.match(res.body.message, new RegExp(`users ${target} `));
+        }
+        assert.equal((await app.request(blocker, 'GET', '/conversations')).body.data.length, before, 'no group was made');
+
+        const id = await group(app, adder, [bystander, admin]);
+        assert.equal((await promote(adder, id, admin)).status, 204);
+        assertError(await app.request(adder, 'POST', `/groups/${id}/participants`, { user_ids: [blocker] }), 403, 'blocked');
+        assertError(await app.request(adder, 'POST', `/groups/${id}/participants`, { user_ids: [bystander, blocked] }), 403, 'blocked');
+        assert.equal((await conversation(app, adder, id)).participant_count, 3, 'nobody was added');
+        // Another admin, with no block between them, may add the blocker: the block is between two people.
+        assert.equal((await app.request(admin, 'POST', `/groups/${id}/participants`, { user_ids: [blocker] })).status, 200);
+        // After the unblock, the adder may add them again.
+        assert.equal((await app.request(adder, 'DELETE', `/blocks/${blocked}`)).status, 200);
+        assert.equal((await app.request(adder, 'POST', `/groups/${id}/participants`, { user_ids: [blocked] })).status, 200);
+      });
+
+      test('a user may create 30 groups in an hour (CHAT_RATE_GROUPS_PER_HOUR); the 31st is 429 with a Retry-After of up to an hour', async () => {
+        const [creator, member] = newUsers(2);
+        await register(app, member);
+        for (let i = 0; i < 30; i++) {
+          const res = await app.request(creator, 'POST', '/groups', { name: `G${i}`, user_ids: [member] });
+          assert.equal(res.status, 201, `group ${i + 1}: ${JSON.stringify(res.body)}`);
+        }
+        const refused = await app.request(creator, 'POST', '/groups', { name: 'One too many', user_ids: [member] });
+        assertError(refused, 429, 'rate_limited');
+        assert.match(refused.body.message, /groups created/);
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        assert.ok(retryAfter > 3000 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+        assert.equal((await app.request(member, 'GET', '/conversations?limit=100')).body.data.length, 30);
+        // Others may still create groups, and the creator may still change the ones it has.
+        assert.equal((await app.request(member, 'POST', '/groups', { name: 'Mine', user_ids: [creator] })).status, 201);
+      });
+    });
+
     describe('PATCH /groups/{id}', () => {
       test('a group avatar must be an http(s) URL of a public host: anything else is 422 on avatar_url, on create and on change', async () => {
         const [owner] = newUsers(1);
