@@ -1,15 +1,18 @@
-// Rules that live twice, for speed: the send function (src/store/functions/send-messages.ts) checks in SQL who may
+// Rules that live twice, for speed: the send function (src/store/functions/send.ts) checks in SQL who may
 // send where, and the use cases check the same in TypeScript (src/chat/access.ts) for edits, reactions, typing and
 // the rest. Both run here on the same fixtures, and must agree on every case: the participant rule (only a
 // participant acts in a conversation) and the block rule (in a direct conversation, a block either way stops
-// both; groups do not care).
+// both; groups do not care). Unread counts too: the counters that sends (in SQL), deletes and read marks move are a
+// cache of one definition, the recount (store/messages.ts, countUnread: visible messages after the read position
+// that others sent, and those that mention the reader); after a seeded mix of them, every counter equals it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChatError } from '../../src/chat/errors.js';
 import { refuseIfDirectBlocked, requireParticipant } from '../../src/chat/access.js';
-import { writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { countUnread, writeMessages, type MessageDraft } from '../../src/store/messages.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
-import { direct, group, newUsers, register } from '../http/helpers.js';
+import { direct, group, newUsers, register, send } from '../http/helpers.js';
+import { prng } from '../concurrency/invariants.js';
 
 type Verdict = 'ok' | 'not_participant' | 'blocked';
 
@@ -101,6 +104,49 @@ for (const database of DATABASES) {
       // Unblocked, both rules let them talk again.
       assert.equal((await app.request(bob, 'DELETE', `/blocks/${alice}`)).status, 200);
       assert.deepEqual([await inSql(ab, alice), await inTypeScript(ab, alice)], ['ok', 'ok']);
+    });
+
+    test('unread counts: after sends (with mentions), deletes and read marks, each counter is the recount', async () => {
+      const users = newUsers(4);
+      await register(app, ...users);
+      const team = await group(app, users[0]!, users.slice(1));
+      const pair = await direct(app, users[0]!, users[1]!);
+      const random = prng(20261126);
+      const sent: { id: number; conversation: number; sender: number }[] = [];
+      for (let step = 0; step < 60; step++) {
+        const conversation = random.pick([team, team, pair]);
+        const members = conversation === team ? users : users.slice(0, 2);
+        const user = random.pick(members);
+        const roll = random.next();
+        if (roll < 0.55) {
+          const mentioned = members.filter((u) => u !== user && random.next() < 0.3);
+          const message = await send(app, user!, conversation, { body: `step ${step}`, mentioned_user_ids: mentioned });
+          sent.push({ id: message.id, conversation, sender: user! });
+        } else if (roll < 0.7 && sent.length > 0) {
+          const mine = sent.filter((m) => m.sender === user && m.conversation === conversation);
+          if (mine.length > 0) {
+            const victim = random.pick(mine);
+            sent.splice(sent.indexOf(victim), 1);
+            assert.equal((await app.request(user!, 'DELETE', `/messages/${victim.id}`)).status, 204);
+          }
+        } else {
+          const here = sent.filter((m) => m.conversation === conversation);
+          const body = here.length > 0 && random.next() < 0.5 ? { message_id: random.pick(here).id } : {};
+          assert.equal((await app.request(user!, 'POST', `/conversations/${conversation}/read`, body)).status, 200);
+        }
+      }
+      const db = app.app.database.db;
+      for (const conversation of [team, pair]) {
+        const rows = await db.selectFrom('participants').select(['user_id', 'unread_count', 'unread_mention_count', 'last_read_message_id']).where('conversation_id', '=', conversation).execute();
+        for (const row of rows) {
+          const recount = await countUnread(db, conversation, row.user_id, row.last_read_message_id);
+          assert.deepEqual(
+            { unread: row.unread_count, mentions: row.unread_mention_count },
+            { unread: recount.unread, mentions: recount.mentions },
+            `user ${row.user_id} in conversation ${conversation}`,
+          );
+        }
+      }
     });
   });
 }
