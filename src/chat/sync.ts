@@ -82,8 +82,7 @@ export async function syncChanges(ctx: ChatContext, actor: Actor, options: { sin
   if (Date.now() - since.t > ctx.limits.syncRetentionSeconds * 1000) {
     throw new ChatError('cursor_expired', 'The cursor is older than the change feed keeps (CHAT_SYNC_RETENTION_S): load the state again, then sync from its cursor.');
   }
-  const { horizon } = await feedHorizon(ctx.db);
-  const rows = await readChanges(ctx.db, actor.userId, since, horizon, since.seen, options.limit + 1);
+  const { horizon, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1);
   const hasMore = rows.length > options.limit;
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);

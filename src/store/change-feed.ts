@@ -67,52 +67,55 @@ export const FEED_WALK_MAX = 5_000;
  * A user's changes after a position and below the horizon, in feed order: their own rows, and the rows of every
  * conversation they were a participant of at the time (from the transaction that added them to the one that
  * removed them, both included). `seen`: a snapshot whose committed transactions are skipped (a cursor taken
- * with the inbox). Payloads come as JSON text, to be passed on without decoding.
+ * with the inbox). Payloads come as JSON text, to be passed on without decoding. The horizon (see feedHorizon)
+ * is taken by the same statement, in the same snapshot, and returned with the rows: one round trip.
  *
  * Two plans give the same rows. When the whole feed has few changes after the position (a client that syncs
- * often, or a quiet server; counted up to FEED_WALK_MAX), those are walked in order and each is checked against
- * the user's participation spans: one probe per change. Otherwise each of the user's conversations is read from
- * its own index range: one probe per conversation, however busy the rest of the server is.
+ * often, or a quiet server; counted up to walkMax), those are walked in order and each is checked against the
+ * user's participation spans: one probe per change. Otherwise each of the user's conversations is read from its
+ * own index range: one probe per conversation, however busy the rest of the server is. The count decides in the
+ * statement itself: the plan not taken is never run (a one-time filter on the count).
  */
 export async function readChanges(
   db: DB,
   userId: number,
   after: FeedPosition,
-  horizon: number,
   seen: string | null,
   limit: number,
   walkMax: number = FEED_WALK_MAX,
-): Promise<ChangeRow[]> {
+): Promise<{ horizon: number; rows: ChangeRow[] }> {
   const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
-  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < ${horizon}::bigint`;
-  const { rows: counted } = await sql<{ n: string }>`
-    select count(*) as n from (select 1 from sync_changes c where ${afterPosition} limit ${walkMax}) few`.execute(db);
-  const walk = Number(counted[0]!.n) < walkMax;
+  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < (select horizon from h)`;
   const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
   const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
-  const query = walk
-    ? sql<RawChangeRow>`
-      select ${columns} from sync_changes c
-      where ${afterPosition} and ${unseen}
-        and (c.user_id = ${userId} or (c.user_id is null and exists (
-          select 1 from sync_memberships m where m.user_id = ${userId} and m.conversation_id = c.conversation_id and ${inSpan})))
-      order by c.tx, c.seq limit ${limit}`
-    : sql<RawChangeRow>`
-      select * from (
-        (select ${columns} from sync_changes c
-          where c.user_id = ${userId} and ${afterPosition} and ${unseen}
-          order by c.tx, c.seq limit ${limit})
-        union all
-        (select ${columns} from sync_memberships m
-          cross join lateral (
-            select c.* from sync_changes c
-            where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
-            order by c.tx, c.seq limit ${limit}) c
-          where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
-      ) changes
-      order by tx, seq limit ${limit}`;
-  const { rows } = await query.execute(db);
-  return rows.map(changeRow);
+  const walk = sql`(select n from few) < ${walkMax}`;
+  const { rows } = await sql<RawChangeRow & { horizon: string }>`
+    with h as materialized (select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as horizon),
+    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} limit ${walkMax}) f),
+    changes as (
+      (select ${columns} from sync_changes c
+        where ${walk} and ${afterPosition} and ${unseen}
+          and (c.user_id = ${userId} or (c.user_id is null and exists (
+            select 1 from sync_memberships m where m.user_id = ${userId} and m.conversation_id = c.conversation_id and ${inSpan})))
+        order by c.tx, c.seq limit ${limit})
+      union all
+      (select ${columns} from sync_changes c
+        where not ${walk} and c.user_id = ${userId} and ${afterPosition} and ${unseen}
+        order by c.tx, c.seq limit ${limit})
+      union all
+      (select ${columns} from sync_memberships m
+        cross join lateral (
+          select c.* from sync_changes c
+          where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
+          order by c.tx, c.seq limit ${limit}) c
+        where not ${walk} and m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
+    )
+    select h.horizon, x.* from h
+    left join lateral (select * from changes order by tx, seq limit ${limit}) x on true
+    order by x.tx, x.seq`.execute(db);
+  const horizon = Number(rows[0]!.horizon);
+  // No change: the one row says only the horizon.
+  return { horizon, rows: (rows[0]!.tx as unknown) === null ? [] : rows.map(changeRow) };
 }
 
 const changeRow = (r: RawChangeRow): ChangeRow => ({
