@@ -85,13 +85,15 @@ export async function readChanges(
   walkMax: number = FEED_WALK_MAX,
 ): Promise<{ horizon: number; rows: ChangeRow[] }> {
   const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
-  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx < (select horizon from h)`;
+  // tx >= after.tx restates the row comparison as a plain range, which the planner estimates from its statistics.
+  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx >= ${after.tx}::bigint and c.tx < (select horizon from h)`;
   const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
   const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
   const walk = sql`(select n from few) < ${walkMax}`;
   const { rows } = await sql<RawChangeRow & { horizon: string }>`
     with h as materialized (select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as horizon),
-    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} limit ${walkMax}) f),
+    -- In key order: an index range from the position, never a scan of the whole feed for the first walkMax rows.
+    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit ${walkMax}) f),
     changes as (
       (select ${columns} from sync_changes c
         where ${walk} and ${afterPosition} and ${unseen}
