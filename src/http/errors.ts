@@ -76,6 +76,17 @@ export async function refuseNulCharacters(request: FastifyRequest): Promise<void
   }
 }
 
+/**
+ * A preValidation hook: a route that takes a JSON object refuses a body of another type with 415 naming the
+ * type sent. (Fastify reads text/plain as a string, which would otherwise fail validation as "body must be
+ * object", as if a field named body were wrong.)
+ */
+export async function refuseNonJsonBodies(request: FastifyRequest): Promise<void> {
+  if (typeof request.body !== 'string' || !request.routeOptions.schema?.body) return;
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim() || 'none';
+  throw new ChatError('unsupported_media_type', `The request body must be JSON (Content-Type: application/json), not ${type}.`);
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | ChatError | Error, request, reply) => {
     if (err instanceof ChatError) {

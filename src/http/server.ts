@@ -10,7 +10,7 @@ import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
 import { limitFailedAuthentication, limitRequests } from './rate-limits.js';
 import { validatorCompiler } from './validation.js';
-import { installErrorHandler, refuseNulCharacters } from './errors.js';
+import { installErrorHandler, refuseNonJsonBodies, refuseNulCharacters } from './errors.js';
 import { wellFormedBody } from './text.js';
 import { clientErrorHandler, connectionsCheckingInterval, installRequestTimeouts, type RequestTimeouts } from './timeouts.js';
 import { attachmentRoutes } from './routes/attachments.js';
@@ -114,6 +114,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   }
 
   await app.register(async (api) => {
+    api.addHook('preValidation', refuseNonJsonBodies);
     api.addHook('preValidation', wellFormedBody);
     api.addHook('preValidation', refuseNulCharacters);
     api.get('/openapi.json', { schema: { hide: true } }, async () => api.swagger());

@@ -129,6 +129,18 @@ for (const database of DATABASES) {
         assertError(res, 415, 'unsupported_media_type');
       });
 
+      test('a JSON body sent as text/plain is 415 naming the type sent, not a 422 about a "body" field', async () => {
+        const [a, b] = newUsers(2);
+        const id = await direct(app, a, b);
+        const res = await app.request(a, 'POST', `/conversations/${id}/messages`, '{"body":"hi"}', { 'content-type': 'text/plain;charset=UTF-8' });
+        assertError(res, 415, 'unsupported_media_type');
+        assert.equal(res.body.errors, undefined);
+        assert.match(res.body.message, /application\/json/);
+        assert.match(res.body.message, /text\/plain/);
+        // The keepalive offline signal still takes text/plain (a closing page sends what it can).
+        assert.ok((await app.request(a, 'POST', '/presence/offline', 'bye', { 'content-type': 'text/plain' })).status < 300);
+      });
+
       test('a request body over the 1 MB limit is 413', async () => {
         const [a, b] = newUsers(2);
         const id = await direct(app, a, b);
