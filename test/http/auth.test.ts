@@ -149,7 +149,7 @@ for (const database of DATABASES) {
         assert.equal(used.status, 200);
       });
 
-      test('the token body is optional; ttl_seconds must be between 60 s and a year', async () => {
+      test('the token body is optional; ttl_seconds must be between 60 s and CHAT_JWT_MAX_TTL_S, with one message above it', async () => {
         const [u] = newUsers(1);
         assert.equal((await server('POST', `/users/${u}/tokens`)).status, 201);
         assert.equal((await server('POST', `/users/${u}/tokens`, {})).status, 201);
@@ -157,6 +157,13 @@ for (const database of DATABASES) {
           const res = await server('POST', `/users/${u}/tokens`, { ttl_seconds: ttl });
           assertError(res, 422, 'validation_failed');
           assert.ok(res.body.errors.ttl_seconds);
+        }
+        // One upper limit: a lifetime over a year and one just over the maximum get the same answer.
+        const max = app.config.jwt.maxTtlSeconds;
+        const answers = await Promise.all([max + 1, 5_000_000, 99_999_999].map((ttl) => server('POST', `/users/${u}/tokens`, { ttl_seconds: ttl })));
+        for (const res of answers) {
+          assertError(res, 422, 'validation_failed');
+          assert.deepEqual(res.body.errors.ttl_seconds, [`ttl_seconds must be at most ${max}, the longest token lifetime this server accepts (CHAT_JWT_MAX_TTL_S).`]);
         }
       });
 

@@ -25,10 +25,11 @@ export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
     return reply.status(created ? 201 : 200).send({ data: user });
   });
 
+  // ttl_seconds has one upper limit, CHAT_JWT_MAX_TTL_S, checked (with its message) where the token is issued.
   app.post('/users/:id/tokens', {
     schema: {
       tags, summary: 'Mint a user token', params: Type.Object({ id: Id }),
-      body: Type.Union([Type.Object({ ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 31_536_000 })) }), Type.Null()]),
+      body: Type.Union([Type.Object({ ttl_seconds: Type.Optional(Type.Integer({ minimum: 60 })) }), Type.Null()]),
       response: { 201: Type.Object({ token: Type.String(), expires_at: Type.String() }), ...serverErrors },
     },
   }, async (request, reply) => {
