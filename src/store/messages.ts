@@ -20,15 +20,18 @@ export interface MessageDraft {
   readonly client_message_id: string | null;
   /** Participants the message mentions (checked: each must be a participant). */
   readonly mentioned_user_ids: readonly number[];
+  /** The thread's root when the message is a reply in a thread (checked: a visible message of the conversation, not itself in a thread). */
+  readonly thread_id: number | null;
 }
 
 /**
  * What became of a draft, in the order the rules are checked: the sender is not a participant; the sender's
  * client_message_id was used in this conversation already; messaging is blocked (a direct conversation where
  * either side blocked the other); the attachment is not the sender's own upload (forwards carry another's);
- * the message replied to is not a visible message of this conversation; a mentioned user is not a participant.
+ * the message replied to is not a visible message of this conversation; the thread's root is not a visible message
+ * of this conversation outside any thread; a mentioned user is not a participant.
  */
-export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'mention_not_participant'] as const;
+export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'thread_not_here', 'mention_not_participant'] as const;
 export type DraftOutcome = (typeof DRAFT_OUTCOMES)[number];
 
 export interface DraftResult {
@@ -176,7 +179,7 @@ export async function findVisibleMessage(db: DB, messageId: number): Promise<Mes
   return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-/** A page of visible message ids of a conversation: before (older) or after (newer) a message id. */
+/** A page of visible message ids of a conversation (replies in threads are not its history): before (older) or after (newer) a message id. */
 export async function pageMessageIds(
   db: DB,
   conversationId: number,
@@ -187,6 +190,7 @@ export async function pageMessageIds(
     .selectFrom('messages')
     .select('id')
     .where('conversation_id', '=', conversationId)
+    .where('thread_id', 'is', null)
     .where('deleted_at', 'is', null)
     .orderBy('id', forward ? 'asc' : 'desc')
     .limit(options.limit);
@@ -212,7 +216,7 @@ export async function editBody(db: DB, messageId: number, body: string | null, n
  * the newest still visible, and each participant who had not read it (other than its sender) has one unread
  * message fewer. False when it was deleted already, in which case nothing moves.
  */
-export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversation_id' | 'sender_id'>, now: Date): Promise<boolean> {
+export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversation_id' | 'sender_id' | 'thread_id'>, now: Date): Promise<boolean> {
   const deleted = await db
     .updateTable('messages')
     .set({ deleted_at: now })
@@ -221,10 +225,15 @@ export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversa
     .returning('id')
     .executeTakeFirst();
   if (!deleted) return false;
+  // A reply in a thread counted in neither (its thread is recounted by the caller).
+  if (message.thread_id !== null) return true;
+  // The newest message gone: the conversation's last message and its place in the inbox (last_activity_at) go
+  // back to the newest one still visible, or to the conversation's creation when none is left.
   await db
     .updateTable('conversations')
     .set({
-      last_message_id: sql`(select max(id) from messages where conversation_id = ${message.conversation_id} and deleted_at is null)`,
+      last_message_id: sql`(select max(id) from messages where conversation_id = ${message.conversation_id} and thread_id is null and deleted_at is null)`,
+      last_activity_at: sql`coalesce((select created_at from messages where conversation_id = ${message.conversation_id} and thread_id is null and deleted_at is null order by id desc limit 1), conversations.created_at)`,
       updated_at: now,
     })
     .where('id', '=', message.conversation_id)
@@ -245,12 +254,13 @@ export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversa
   return true;
 }
 
-/** The newest message id of a conversation (deleted or not: a read position may rest on either); 0 when empty. */
+/** The newest message id of a conversation, replies in threads aside (deleted or not: a read position may rest on either); 0 when empty. */
 export async function latestMessageId(db: DB, conversationId: number): Promise<number> {
   const row = await db
     .selectFrom('messages')
     .select((eb) => eb.fn.max('id').as('id'))
     .where('conversation_id', '=', conversationId)
+    .where('thread_id', 'is', null)
     .executeTakeFirst();
   return row?.id ?? 0;
 }
@@ -261,7 +271,7 @@ export async function messageInConversation(db: DB, conversationId: number, mess
   return row !== undefined;
 }
 
-/** Visible messages after a read position that others sent, and those of them that mention the reader: a reader's unread counts, recounted. */
+/** Visible messages after a read position that others sent (replies in threads aside), and those of them that mention the reader: a reader's unread counts, recounted. */
 export async function countUnread(db: DB, conversationId: number, userId: number, afterId: number): Promise<{ unread: number; mentions: number }> {
   const row = await db
     .selectFrom('messages as m')
@@ -270,6 +280,7 @@ export async function countUnread(db: DB, conversationId: number, userId: number
     .where('m.conversation_id', '=', conversationId)
     .where('m.id', '>', afterId)
     .where('m.sender_id', '<>', userId)
+    .where('m.thread_id', 'is', null)
     .where('m.deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return { unread: Number(row.n), mentions: Number(row.mentions) };
