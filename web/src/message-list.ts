@@ -114,6 +114,10 @@ export class MessageList {
       mentioned_user_ids: message.mentioned_user_ids ?? previous?.mentioned_user_ids,
     });
     if (!previous) this.ids.splice(this.insertionIndex(message.id), 0, message.id);
+    // An edit: the replies quoting it quote the new text.
+    for (const m of this.messages.values()) {
+      if (m.reply_to?.id === message.id && !m.reply_to.deleted && m.reply_to.body !== message.body) this.upsert({ ...m, reply_to: { ...m.reply_to, body: message.body } }, render);
+    }
     if (!render || !this.shown) return;
     const nearBottom = this.element.scrollHeight - this.element.scrollTop - this.element.clientHeight < 120;
     const element = this.renderMessage(this.messages.get(message.id)!);
@@ -147,13 +151,14 @@ export class MessageList {
   /** A deleted message leaves a placeholder where it was (until the history is loaded again, which no longer
    * has it); replies to it show it as deleted. False when it was not on screen. */
   remove(messageId: number): boolean {
+    // Replies quote it as deleted, also when the message itself is not on screen (an older page).
+    for (const m of this.messages.values()) {
+      if (m.reply_to?.id === messageId && !m.reply_to.deleted) this.upsert({ ...m, reply_to: { ...m.reply_to, body: null, deleted: true } });
+    }
     const message = this.messages.get(messageId);
     if (!message || this.deletedIds.has(messageId)) return false;
     this.deletedIds.add(messageId);
     this.elementOf(messageId)?.replaceWith(this.renderDeleted(message));
-    for (const m of this.messages.values()) {
-      if (m.reply_to?.id === messageId) this.upsert({ ...m, reply_to: { ...m.reply_to, body: null, deleted: true } });
-    }
     this.actions.rendered();
     return true;
   }
