@@ -177,7 +177,8 @@ export class ChatStore {
     }
     this.byId.set(conversation.id, conversation);
     const times = [conversation.created_at, conversation.last_message?.created_at].filter(Boolean).map((t) => Date.parse(t as string));
-    this.activity.set(conversation.id, Math.max(this.activity.get(conversation.id) ?? 0, ...times));
+    // From the entry alone: a deleted newest message moves the conversation back (the server orders it so too).
+    this.activity.set(conversation.id, Math.max(...times));
     if (!previous && this.inboxLoaded) {
       // A new direct partner: their online dot.
       const partner = this.partner(conversation);
