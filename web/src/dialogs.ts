@@ -4,7 +4,7 @@
 import { describeError } from './api.js';
 import type { ChatStore } from './store.js';
 import { confirmAction, h, modal, parseIds, toast } from './dom.js';
-import type { Conversation, Message, Participant, Role, User } from './types.js';
+import type { Conversation, GroupParticipantsChangedEvent, Message, Participant, Role, User } from './types.js';
 
 /** Runs a form's action with its submit button disabled, showing the API's error in the dialog. */
 function handleSubmit(form: HTMLFormElement, showError: (text: string) => void, action: () => Promise<void>): void {
@@ -122,6 +122,7 @@ function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialog
     if (ids === null || ids.length === 0) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
     const { data } = await store.api.post<{ data: Conversation }>(`/groups/${group.id}/participants`, { user_ids: ids });
     store.upsertConversation(data);
+    ownChange(store, data, 'added', ids);
   });
 
   // Leave, delete.
@@ -148,6 +149,13 @@ function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialog
   return [rename, members, manager ? add : null, h('div', { className: 'dialog-actions' }, leave, myRole === 'owner' ? remove : null)].filter((n): n is HTMLElement => n !== null);
 }
 
+/** What this tab changed in a group, told to its views as the event the other tabs get (this one gets none). */
+function ownChange(store: ChatStore, group: Conversation | undefined, change_type: GroupParticipantsChangedEvent['change_type'], target_user_ids: number[]): void {
+  if (!group) return;
+  const { id: conversation_id, participant_count, participants_preview } = group;
+  store.ownParticipantsChange({ conversation_id, change_type, actor_user_id: store.me.id, target_user_ids, participant_count, participants_preview });
+}
+
 function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole: Role, act: (action: () => Promise<void>) => Promise<void>): HTMLElement {
   const me = p.id === store.me.id;
   const name = `${store.displayName(p)}${me ? ' (you)' : ''}`;
@@ -169,6 +177,7 @@ function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole
         }
         await store.api.patch(`/groups/${group.id}/participants/${p.id}`, { role });
         await store.refreshConversation(group.id);
+        ownChange(store, store.conversation(group.id), 'role_changed', role === 'owner' ? [p.id, store.me.id] : [p.id]);
       }),
     );
     row.append(select);
@@ -183,6 +192,8 @@ function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole
       void act(async () => {
         if (!(await confirmAction(`Remove ${store.displayName(p)} from “${group.name}”?`, 'Remove'))) return;
         await store.api.delete(`/groups/${group.id}/participants/${p.id}`);
+        const left = group.participants_preview.filter((x) => x.id !== p.id);
+        ownChange(store, { ...group, participant_count: group.participant_count - 1, participants_preview: left }, 'removed', [p.id]);
         await store.refreshConversation(group.id);
       }),
     );

@@ -18,6 +18,8 @@ export type Change =
   | { kind: 'presence' }
   /** Who I blocked, or who I cannot message, changed. */
   | { kind: 'blocks' }
+  /** A group's members changed by this tab's own request (no event comes to it): as GroupParticipantsChanged. */
+  | { kind: 'participants'; id: number; event: GroupParticipantsChangedEvent }
   /** Another conversation (or none) is to be shown; `messageId`: scrolled to that message; `notice`: why the
    * open one closed (it went away). */
   | { kind: 'open'; id: number | null; messageId?: number; notice?: string };
@@ -214,6 +216,11 @@ export class ChatStore {
       this.openId = null;
       this.emit({ kind: 'open', id: null, notice: notice ?? 'This conversation is no longer available.' });
     }
+  }
+
+  /** A change of a group's members this tab made: its views follow it as the other tabs follow the event. */
+  ownParticipantsChange(event: GroupParticipantsChangedEvent): void {
+    this.emit({ kind: 'participants', id: event.conversation_id, event });
   }
 
   /** A message this tab sent: the inbox entry moves up with it. */

@@ -83,6 +83,7 @@ export class ThreadView {
     this.cleanups.push(
       store.subscribe((change) => {
         if (change.kind === 'presence') this.renderHeader();
+        if (change.kind === 'participants' && change.id === id) this.participantsChanged(change.event);
         if (change.kind === 'blocks') {
           this.renderHeader();
           this.composer.renderState();
