@@ -28,8 +28,10 @@ export class Receipts {
         for (const r of page.data) {
           if (r.user_id === this.store.me.id) continue;
           const known = this.readBy.get(r.user_id);
+          // A position without a time was set when they joined the group: not a read (docs/api.md, reads).
+          if (r.last_read_at === null) continue;
           // A ConversationRead may have arrived while the page was on its way: keep the later time.
-          const at = known?.at && (!r.last_read_at || known.at > r.last_read_at) ? known.at : r.last_read_at;
+          const at = known?.at && known.at > r.last_read_at ? known.at : r.last_read_at;
           this.readBy.set(r.user_id, { messageId: Math.max(r.last_read_message_id, known?.messageId ?? 0), at });
         }
         cursor = page.meta.next_cursor;
