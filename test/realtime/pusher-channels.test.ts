@@ -285,16 +285,16 @@ describe('presence channels: exact frames', () => {
     const c = await raw(h);
     const privateStyle = sdk.authorizeChannel(c.socketId, channel).auth; // signed without channel_data
     c.client.send({ event: 'pusher:subscribe', data: { channel, auth: privateStyle } });
-    assert.equal(await c.client.next(), subscriptionError(channel, 'AuthError', 'Presence channels need channel_data', 400));
+    assert.equal(await c.client.next(), subscriptionError(channel, 'AuthError', 'Presence channels need channel_data, or a pusher:signin first', 400));
     c.client.send({ event: 'pusher:subscribe', data: { channel, auth: privateStyle, channel_data: { user_id: '1' } } });
-    assert.equal(await c.client.next(), subscriptionError(channel, 'AuthError', 'Presence channels need channel_data', 400));
+    assert.equal(await c.client.next(), subscriptionError(channel, 'AuthError', 'Presence channels need channel_data, or a pusher:signin first', 400));
 
     const unsigned = '{"user_id":"1"}';
     c.client.send({ event: 'pusher:subscribe', data: { channel, channel_data: unsigned } });
     assert.equal(await c.client.next(), subscriptionError(channel, 'AuthError', 'Invalid channel signature', 401));
 
     // Correctly signed, but not a member description.
-    for (const channelData of ['not json', '[]', '"1"', 'null', '{}', '{"user_id":""}', '{"user_id":{"id":1}}', '{"user_id":true}', `{"user_id":"${'x'.repeat(129)}"}`]) {
+    for (const channelData of ['not json', '[]', '"1"', 'null', '{}', '{"user_id":""}', '{"user_id":{"id":1}}', '{"user_id":true}']) {
       c.client.send({ event: 'pusher:subscribe', data: { channel, auth: signRaw(c.socketId, channel, channelData), channel_data: channelData } });
       assert.equal(
         await c.client.next(),
@@ -306,7 +306,18 @@ describe('presence channels: exact frames', () => {
     assert.deepEqual(h.rt.stats(), { connections: 1, channels: 0, subscriptions: 0, clusterReceived: 0 });
   });
 
-  test('subscribing twice to a presence channel answers again and adds no member', async () => {
+  test('a user_id over 128 characters is refused with a message saying so', async () => {
+    const h = await start();
+    const c = await raw(h);
+    const channelData = `{"user_id":"${'x'.repeat(129)}"}`;
+    c.client.send({ event: 'pusher:subscribe', data: { channel, auth: signRaw(c.socketId, channel, channelData), channel_data: channelData } });
+    assert.equal(await c.client.next(), subscriptionError(channel, 'InvalidChannelData', 'user_id may have at most 128 characters', 400));
+    const longest = `{"user_id":"${'x'.repeat(128)}"}`;
+    c.client.send({ event: 'pusher:subscribe', data: { channel, auth: signRaw(c.socketId, channel, longest), channel_data: longest } });
+    assert.equal(await c.client.next(), presenceSucceeded(channel, [['x'.repeat(128), null]]));
+  });
+
+  test('subscribing twice to a presence channel on one socket is "Existing subscription to channel", as a user or as another, and adds no member', async () => {
     const h = await start();
     const a = await raw(h);
     const b = await raw(h);
@@ -315,9 +326,13 @@ describe('presence channels: exact frames', () => {
     sendPresence(b, channel, '2', bob);
     assert.equal(await b.client.next(), presenceSucceeded(channel, [['1', alice], ['2', bob]]));
     assert.equal(await a.client.next(), memberAdded(channel, '2', bob));
+    const existing = JSON.stringify({ event: 'pusher:error', data: { code: null, message: `Existing subscription to channel ${channel}` } });
     sendPresence(b, channel, '2', bob);
-    assert.equal(await b.client.next(), presenceSucceeded(channel, [['1', alice], ['2', bob]]));
+    assert.equal(await b.client.next(), existing);
+    sendPresence(b, channel, '3', { name: 'Carol' });
+    assert.equal(await b.client.next(), existing);
     await a.client.assertNextIsPong();
+    assert.deepEqual(await h.presenceUserIds(channel), ['1', '2']);
     assert.deepEqual(await h.channelInfo(channel), { subscriptionCount: 2, userCount: 2 });
     // One unsubscribe ends the one subscription.
     b.client.send({ event: 'pusher:unsubscribe', data: { channel } });
@@ -627,6 +642,53 @@ describe('pusher:signin', () => {
     assert.deepEqual(pusher.user.user_data, { id: '7', user_info: { name: 'Seven' } });
     h.rt.publish(['#server-to-user-7'], 'evt', JSON.stringify({ note: 'for seven only' }));
     assert.deepEqual(await received, { note: 'for seven only' });
+  });
+
+  test('a signed-in socket joins a presence channel without channel_data as its user, user_info from the sign-in', async () => {
+    const channel = 'presence-room';
+    const h = await start();
+    const c = await raw(h);
+    const other = await raw(h);
+    sendPresence(other, channel, '1', { name: 'Alice' });
+    await other.client.next();
+    await signIn(c, { id: '7', user_info: { name: 'Seven' } });
+    // The host app's auth endpoint signs socket_id:channel only (no channel_data), as for a private channel.
+    c.client.send({ event: 'pusher:subscribe', data: { channel, auth: sdk.authorizeChannel(c.socketId, channel).auth } });
+    assert.equal(await c.client.next(), presenceSucceeded(channel, [['1', { name: 'Alice' }], ['7', { name: 'Seven' }]]));
+    assert.equal(await other.client.next(), memberAdded(channel, '7', { name: 'Seven' }));
+    // A bad signature is still refused.
+    const d = await raw(h);
+    await signIn(d, { id: '8' });
+    d.client.send({ event: 'pusher:subscribe', data: { channel, auth: sdk.authorizeChannel(c.socketId, channel).auth } });
+    assert.equal(await d.client.next(), subscriptionError(channel, 'AuthError', 'Invalid channel signature', 401));
+  });
+
+  test('pusher-js: after signin(), a presence channel whose authorizer gives no channel_data is joined as the signed-in user', async () => {
+    const channel = 'presence-room';
+    const h = await start();
+    const pusher = pusherClient(h, {
+      userAuthentication: {
+        endpoint: '/unused',
+        transport: 'ajax',
+        customHandler: ({ socketId }: { socketId: string }, callback: UserAuthenticationCallback) =>
+          callback(null, sdk.authenticateUser(socketId, { id: '7', user_info: { name: 'Seven' } })),
+      },
+      channelAuthorization: {
+        endpoint: '/unused',
+        transport: 'ajax',
+        customHandler: ({ socketId, channelName }: { socketId: string; channelName: string }, callback: ChannelAuthorizationCallback) =>
+          callback(null, sdk.authorizeChannel(socketId, channelName)),
+      },
+    });
+    pusher.signin();
+    await connected(pusher);
+    const room = pusher.subscribe(channel) as unknown as { members: { me: { id: string; info: unknown } | null; count: number } };
+    const failed: unknown[] = [];
+    (room as unknown as { bind(e: string, f: (x: unknown) => void): void }).bind('pusher:subscription_error', (e) => failed.push(e));
+    await new Promise<void>((resolve) => (room as unknown as { bind(e: string, f: () => void): void }).bind('pusher:subscription_succeeded', resolve));
+    assert.deepEqual(failed, []);
+    assert.equal(room.members.count, 1);
+    assert.deepEqual(room.members.me, { id: '7', info: { name: 'Seven' } });
   });
 
   test('terminateUserConnections closes both of a user\'s sockets with 4009 and leaves the others open', async () => {

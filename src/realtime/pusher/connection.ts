@@ -94,6 +94,8 @@ export class Connection {
   readonly channels = new Set<string>();
   /** The user this socket signed in as with pusher:signin, if it did. */
   signedInUserId: string | undefined;
+  /** The user_info of that sign-in's user_data: this socket's member info on presence channels joined without channel_data. */
+  signedInUserInfo: unknown;
   private readonly ws: WebSocket;
   /** Client events sent in the current one-second window (a fixed window: cheap, and exact enough for abuse). */
   private clientEventWindowStart = 0;

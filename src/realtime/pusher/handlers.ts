@@ -155,17 +155,31 @@ function signed(ctx: HandlerContext, conn: Connection, channel: string, auth: st
 }
 
 function subscribePresence(ctx: HandlerContext, conn: Connection, channel: string, auth: string | undefined, channelData: string | undefined): void {
-  if (channelData === undefined) {
-    refuse(ctx, conn, channel, { type: 'AuthError', error: 'Presence channels need channel_data', status: 400 });
-    return;
-  }
-  if (!signed(ctx, conn, channel, auth, channelData)) return;
-  const member = parseMember(channelData);
-  if (member === undefined) {
-    refuse(ctx, conn, channel, { type: 'InvalidChannelData', error: 'channel_data must be a JSON object with a user_id', status: 400 });
-    return;
-  }
   const { registry } = ctx;
+  // One subscription per channel and socket, as on hosted Pusher: a second one (as whatever user) is an error,
+  // not a silent success that leaves the first member in place.
+  if (registry.isSubscribed(conn, channel)) {
+    conn.send(encodeObjectFrame('pusher:error', { code: null, message: `Existing subscription to channel ${channel}` }));
+    return;
+  }
+  let member: PresenceMember | string;
+  if (channelData === undefined) {
+    // Without channel_data the socket joins as the user it signed in as (pusher:signin), as hosted Pusher allows
+    // and pusher-js sends when the auth endpoint answers no channel_data; the signature is then socket_id:channel.
+    if (conn.signedInUserId === undefined) {
+      refuse(ctx, conn, channel, { type: 'AuthError', error: 'Presence channels need channel_data, or a pusher:signin first', status: 400 });
+      return;
+    }
+    if (!signed(ctx, conn, channel, auth)) return;
+    member = { userId: conn.signedInUserId, info: conn.signedInUserInfo ?? null };
+  } else {
+    if (!signed(ctx, conn, channel, auth, channelData)) return;
+    member = parseMember(channelData);
+  }
+  if (typeof member === 'string') {
+    refuse(ctx, conn, channel, { type: 'InvalidChannelData', error: member, status: 400 });
+    return;
+  }
   if (ctx.sharedPresence !== undefined) {
     subscribeSharedPresence(ctx, ctx.sharedPresence, conn, channel, member);
     return;
@@ -225,20 +239,25 @@ const presenceSucceeded = (channel: string, presence: PresenceSnapshot): string 
 const memberAdded = (channel: string, member: PresenceMember): string =>
   encodeFrame('pusher_internal:member_added', { user_id: member.userId, user_info: member.info }, channel);
 
-/** channel_data: {"user_id": string or number, "user_info"?: anything}. Ids are compared as strings. */
-function parseMember(channelData: string): PresenceMember | undefined {
+/**
+ * channel_data: {"user_id": string or number, "user_info"?: anything}. Ids are compared as strings. A string
+ * answer is why it was refused.
+ */
+function parseMember(channelData: string): PresenceMember | string {
+  const shape = 'channel_data must be a JSON object with a user_id';
   let value: unknown;
   try {
     value = JSON.parse(channelData);
   } catch {
-    return undefined;
+    return shape;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return shape;
   const { user_id: rawId, user_info: info } = value as Record<string, unknown>;
   // user_info is encoded again into every member_added and subscription_succeeded of the channel.
-  if (tooDeep(info, MAX_DATA_DEPTH)) return undefined;
+  if (tooDeep(info, MAX_DATA_DEPTH)) return shape;
   const userId = typeof rawId === 'string' ? rawId : typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : undefined;
-  if (userId === undefined || userId === '' || userId.length > MAX_USER_ID_LENGTH) return undefined;
+  if (userId === undefined || userId === '') return shape;
+  if (userId.length > MAX_USER_ID_LENGTH) return `user_id may have at most ${MAX_USER_ID_LENGTH} characters`;
   return { userId, info: info ?? null };
 }
 

@@ -8,7 +8,7 @@
 import type { ChannelRegistry } from '../channels.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
-import { encodeObjectFrame, stringField, type ClientFrame } from './frames.js';
+import { MAX_DATA_DEPTH, encodeObjectFrame, stringField, tooDeep, type ClientFrame } from './frames.js';
 import { userSignedString, verifyAuth } from './signature.js';
 
 export const SERVER_TO_USER_PREFIX = '#server-to-user-';
@@ -29,24 +29,28 @@ export function handleSignin(ctx: Context, conn: Connection, frame: ClientFrame)
   const refuse = (reason: string): void => conn.fail(new PusherError(PusherErrorCode.Unauthorized, reason));
   if (auth === undefined || userData === undefined) return refuse('pusher:signin needs data.auth and data.user_data');
   if (!verifyAuth(ctx.appKey, ctx.appSecret, userSignedString(conn.id, userData), auth)) return refuse('Invalid signin signature');
-  const userId = userIdOf(userData);
-  if (userId === undefined) return refuse('user_data must be a JSON object with a non-empty string id');
+  const user = userOf(userData);
+  if (user === undefined) return refuse('user_data must be a JSON object with a non-empty string id');
+  const userId = user.id;
 
   if (conn.signedInUserId !== undefined && conn.signedInUserId !== userId) {
     return refuse('This connection is already signed in as another user');
   }
   if (conn.signedInUserId === undefined) {
     conn.signedInUserId = userId;
+    conn.signedInUserInfo = user.info;
     ctx.registry.subscribe(conn, serverToUserChannel(userId), userId);
   }
   conn.send(encodeObjectFrame('pusher:signin_success', { user_data: userData }));
 }
 
-function userIdOf(userData: string): string | undefined {
+/** user_data's id, and its user_info (a presence member's info when a channel is joined without channel_data). */
+function userOf(userData: string): { id: string; info: unknown } | undefined {
   try {
     const value: unknown = JSON.parse(userData);
-    const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).id : undefined;
-    return typeof id === 'string' && id !== '' && id.length <= 128 ? id : undefined;
+    const { id, user_info: info } = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+    if (tooDeep(info, MAX_DATA_DEPTH)) return undefined;
+    return typeof id === 'string' && id !== '' && id.length <= 128 ? { id, info: info ?? null } : undefined;
   } catch {
     return undefined;
   }
