@@ -68,10 +68,12 @@ const TARGETS = [
 for (const target of TARGETS) {
   const stampFile = join(ROOT, target.stamp);
   const current = fingerprint(target.inputs);
-  const fresh = !force && existsSync(join(ROOT, target.output)) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === current;
-  if (fresh) continue;
+  const built = existsSync(join(ROOT, target.output)) && existsSync(stampFile);
+  if (!force && built && readFileSync(stampFile, 'utf8') === current) continue;
   const started = Date.now();
-  console.log(`Building the ${target.name} (its sources changed since the last build)...`);
+  // Why, in words that are true: a fresh clone has had no build, so nothing "changed since" one.
+  const reason = force ? 'as asked' : built ? 'its sources changed since the last build' : 'first build';
+  console.log(`Building the ${target.name} (${reason})...`);
   target.build();
   mkdirSync(dirname(stampFile), { recursive: true });
   writeFileSync(stampFile, current);

@@ -46,10 +46,13 @@ describe('npm start: build only when sources changed', () => {
   });
   after(() => rmSync(project, { recursive: true, force: true }));
 
-  test('the first start builds the server and the web client', () => {
+  test('the first start builds the server and the web client, and says it is the first build (not "sources changed")', () => {
     const run = build();
     assert.equal(run.status, 0, run.output);
     assert.deepEqual(run.builds, ['tsc', 'vite']);
+    assert.match(run.output, /Building the server \(first build\)/);
+    assert.match(run.output, /Building the web client \(first build\)/);
+    assert.doesNotMatch(run.output, /changed/);
   });
 
   test('a restart with nothing changed builds nothing', () => {
@@ -61,7 +64,9 @@ describe('npm start: build only when sources changed', () => {
 
   test('a changed server source rebuilds the server only; a changed web source the web client only', () => {
     touch('src/http/server.ts');
-    assert.deepEqual(build().builds, ['tsc']);
+    const changed = build();
+    assert.deepEqual(changed.builds, ['tsc']);
+    assert.match(changed.output, /Building the server \(its sources changed since the last build\)/);
     assert.deepEqual(build().builds, []);
     touch('web/src/main.ts');
     assert.deepEqual(build().builds, ['vite']);
