@@ -32,7 +32,7 @@ async function banner(config: Config, app: App, port: number): Promise<string> {
   const lines = [
     '',
     `Parley is running at ${base} (${database}, ${app.redis ? 'Redis' : 'one node'}).`,
-    `  Web client: ${base}/  (paste a token to sign in)`,
+    `  Web client: ${base}/  (${config.demo ? 'CHAT_DEMO is on: sign in with any user id and name' : 'paste a token to sign in'})`,
     `  API:        ${base}/api/chat/v1  (OpenAPI: /api/chat/v1/openapi.json)`,
     `  WebSocket:  ${socket}`,
   ];

@@ -189,6 +189,14 @@ describe('the banner', () => {
     assert.match(stdout, /More tokens: npm run token -- <userId> --name <name>/);
   });
 
+  test('with CHAT_DEMO on, the web client line says to sign in with any user id and name, not to paste a token', async () => {
+    const { stdout, port } = await banner({ CHAT_DEMO: '1' });
+    assert.match(stdout, new RegExp(`Web client: http://127\\.0\\.0\\.1:${port}/ +\\(CHAT_DEMO is on: sign in with any user id and name\\)`));
+    assert.doesNotMatch(stdout, /paste a token/);
+    const plain = await banner({});
+    assert.match(plain.stdout, /Web client: .*\(paste a token to sign in\)/);
+  });
+
   test('with DATABASE_URL and development secrets: the banner names the secrets file and how to mint tokens, shows no token', async () => {
     const database = await freshPostgres();
     try {
