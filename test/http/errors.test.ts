@@ -10,7 +10,7 @@ const BODY_MAX_CHARS = 20;
 const SENDS_PER_MINUTE = 3;
 const HEARTBEATS_PER_MINUTE = 2;
 
-/** Any response to a bad input: below 500, and if an error, the contract's JSON error body. */
+/** Any response to a bad input: below 500, and if an error, the JSON error body of docs/api.md. */
 function assertHandled(res: { status: number; body: any }, what: string): void {
   assert.ok(res.status < 500, `${what}: status ${res.status} ${JSON.stringify(res.body)}`);
   if (res.status >= 400) {

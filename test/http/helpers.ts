@@ -1,4 +1,4 @@
-// Small helpers shared by the HTTP suites: fresh user ids, the contract's resource keys, and one-line
+// Small helpers shared by the HTTP suites: fresh user ids, the resource keys of docs/api.md, and one-line
 // fixtures (a direct conversation, a group, a message, an upload) made through the public API only.
 import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.js';
@@ -32,10 +32,10 @@ export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function assertKeys(value: unknown, keys: readonly string[], what = 'object'): void {
   assert.ok(value !== null && typeof value === 'object', `${what} is an object`);
-  assert.deepEqual(Object.keys(value as object).sort(), [...keys].sort(), `${what} has exactly the contract's keys`);
+  assert.deepEqual(Object.keys(value as object).sort(), [...keys].sort(), `${what} has exactly the keys docs/api.md lists`);
 }
 
-/** A MessageResource with exactly the contract's keys and nested shapes. */
+/** A MessageResource with exactly the keys and nested shapes of docs/api.md. */
 export function assertMessage(message: any): void {
   assertKeys(message, MESSAGE_KEYS, 'MessageResource');
   assertKeys(message.sender, USER_KEYS, 'sender');
@@ -61,7 +61,7 @@ export function assertHistoryItem(item: any): void {
   for (const r of reactions) assertKeys(r, ['count', 'emoji', 'user_ids'], 'reaction');
 }
 
-/** A ConversationResource with exactly the contract's keys and nested shapes. */
+/** A ConversationResource with exactly the keys and nested shapes of docs/api.md. */
 export function assertConversation(conversation: any): void {
   assertKeys(conversation, CONVERSATION_KEYS, 'ConversationResource');
   for (const p of conversation.participants_preview) assertKeys(p, PARTICIPANT_KEYS, 'participant');

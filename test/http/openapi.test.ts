@@ -1,12 +1,12 @@
 // The OpenAPI document: served without a token at /api/chat/v1/openapi.json, it lists every operation of the
-// contract with its auth scheme. It does not depend on the database, so it runs on the first kind only.
+// API (docs/api.md) with its auth scheme. It does not depend on the database, so it runs on the first kind only.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 
 const PREFIX = '/api/chat/v1';
 
-/** Every operation of the contract (CONTRACT.md), as OpenAPI writes it. */
+/** Every operation of the API (docs/api.md), as OpenAPI writes it. */
 const OPERATIONS: [string, string][] = [
   ['get', '/conversations'],
   ['post', '/conversations'],
@@ -72,7 +72,7 @@ describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {
     assert.equal(typeof doc.info.version, 'string');
   });
 
-  test('lists every operation of the contract, and nothing outside the API prefix', async () => {
+  test('lists every operation of the API, and nothing outside the API prefix', async () => {
     const listed = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
       Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((method) => `${method} ${path}`),
     );
@@ -109,7 +109,7 @@ describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {
     }
   });
 
-  test('the MessageResource schema has exactly the contract’s fields', async () => {
+  test('the MessageResource schema has exactly the fields docs/api.md lists', async () => {
     const op = doc.paths[`${PREFIX}/conversations/{id}/messages`].post;
     const schema = op.responses['201'].content['application/json'].schema.properties.data;
     assert.deepEqual(

@@ -25,7 +25,7 @@ const ENV = {
   CHAT_TRUSTED_PROXIES: '127.0.0.1',
 };
 
-/** A 429 as the contract has it, with a Retry-After of 1 to 60 seconds. */
+/** A 429 as docs/api.md describes it, with a Retry-After of 1 to 60 seconds. */
 function assertLimited(res: { status: number; body: any; headers: Headers }, what: string): void {
   assert.equal(res.status, 429, `${what}: ${res.status} ${JSON.stringify(res.body)}`);
   assertError(res, 429, 'rate_limited');

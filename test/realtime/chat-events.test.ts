@@ -1,6 +1,6 @@
-// The seed's ten real-time events, end to end: a real Parley (HTTP + built-in Pusher sockets, real database),
+// The ten real-time events of v1 (docs/events.md), end to end: a real Parley (HTTP + built-in Pusher sockets, real database),
 // real Laravel Echo clients over real WebSockets, channels authorized by the real /broadcasting/auth endpoint.
-// Each rule is proven by the contract's operation, by who hears it (and who does not), and by the exact key
+// Each rule is proven by the API operation that fires it, by who hears it (and who does not), and by the exact key
 // set of its payload.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -10,7 +10,7 @@ import { EchoClients } from '../support/echo.js';
 
 const keys = (payload: object): string[] => Object.keys(payload).sort();
 
-// The seed's payload keys, exactly.
+// v1's payload keys, exactly (docs/events.md).
 const MESSAGE_SENT_KEYS = ['id', 'conversation_id', 'body', 'attachment', 'sender', 'reply_to', 'forwarded_from', 'created_at'].sort();
 const MESSAGE_UPDATED_KEYS = [...MESSAGE_SENT_KEYS, 'edited_at'].sort();
 const MESSAGE_DELETED_KEYS = ['id', 'conversation_id'].sort();
@@ -20,7 +20,7 @@ const PARTICIPANTS_CHANGED_KEYS = ['conversation_id', 'change_type', 'actor_user
 const PRESENCE_KEYS = ['user_id', 'is_online'].sort();
 const BLOCK_KEYS = ['blocker_id', 'blocked_user_id', 'blocked', 'messaging_blocked_user_ids'].sort();
 const REVOKED_KEYS = ['conversation_id', 'user_id', 'reason'].sort();
-// The contract's ConversationResource (the seed leaves its fields open) and ParticipantResource.
+// The ConversationResource of docs/api.md (as events carry it) and ParticipantResource.
 const CONVERSATION_KEYS = [
   'id', 'type', 'name', 'avatar_url', 'participant_count', 'participants_preview', 'last_message', 'unread_count', 'last_read_at', 'created_at', 'updated_at',
 ].sort();
@@ -50,7 +50,7 @@ for (const database of DATABASES) {
     afterEach(async () => {
       const unknown = clients.unknownEvents();
       await clients.disconnectAll();
-      assert.deepEqual(unknown, [], 'every event is broadcast under one of the seed’s names');
+      assert.deepEqual(unknown, [], 'every event is broadcast under one of the names docs/events.md lists');
     });
 
     after(async () => {
@@ -95,7 +95,7 @@ for (const database of DATABASES) {
     // -------------------------------------------------------------------------------------------
 
     describe('MessageSent', () => {
-      test('sending a message delivers MessageSent on chat.conversation.{id} to every participant with exactly the seed’s keys', async () => {
+      test('sending a message delivers MessageSent on chat.conversation.{id} to every participant with exactly v1’s keys', async () => {
         const [alice, bob] = await users(2);
         const conversationId = await direct(alice, bob);
         const a = await clients.listening(alice, [conversationId]);

@@ -8,7 +8,7 @@ import type { ChannelAuthorizationHandler } from 'pusher-js';
 import { localPusherOptions, Pusher } from '../../testkit/pusher.js';
 
 /**
- * The broadcast names of the seed's event table (ConversationInboxUpdated is broadcast as InboxUpdated), and
+ * The broadcast names of v1's event table in docs/events.md (ConversationInboxUpdated is broadcast as InboxUpdated), and
  * MessageReactionsUpdated, the event v1.1 adds.
  */
 export const BROADCAST_NAMES = [

@@ -1,6 +1,6 @@
 // What a browser client needs before it has a token: the socket settings (client-config), and, only when the
 // operator turned CHAT_DEMO on, a sign-in by user id and name for trying Parley out. Both stay out of the OpenAPI
-// document: they are the web client's helpers, not the chat contract.
+// document: they are the web client's helpers, not part of the chat API (docs/api.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { upsertUser } from '../../chat/users.js';

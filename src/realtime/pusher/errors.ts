@@ -1,5 +1,5 @@
 // Pusher protocol errors (https://pusher.com/docs/channels/library_auth_reference/pusher-websockets-protocol/#error-codes).
-// The code's range is the whole contract with the client, so it is the one source of truth for
+// The code's range is all the client goes by, so it is the one source of truth for
 // whether the socket is closed: pusher-js maps the close code to "refused" (4000–4099),
 // "backoff" (4100–4199) or "retry" (4200–4299); 4300–4399 are reported but leave the socket open.
 
