@@ -32,6 +32,44 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
 const dateFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
 const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
+const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', month: 'long', day: 'numeric' });
+
+/** A date divider's words: "Today", "Yesterday", or "Friday, 20 November". */
+export function dayLabel(iso: string): string {
+  const date = new Date(iso);
+  const today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (date.toDateString() === today.toDateString()) return 'Today';
+  if (date.toDateString() === yesterday.toDateString()) return 'Yesterday';
+  return dayFormat.format(date);
+}
+
+const URL_PATTERN = /\bhttps?:\/\/[^\s<>"]+/gi;
+
+/**
+ * Text with its http(s) links made clickable: a new tab, without the opener or a referrer. Only http: and https:
+ * become links (a "javascript:" never does); trailing punctuation stays text.
+ */
+export function withLinks(text: string): Node[] {
+  const out: Node[] = [];
+  let at = 0;
+  for (const match of text.matchAll(URL_PATTERN)) {
+    const raw = match[0].replace(/[.,;:!?)\]}'’]+$/, '');
+    let url: URL | null = null;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = null;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) continue;
+    if (match.index > at) out.push(document.createTextNode(text.slice(at, match.index)));
+    out.push(h('a', { href: url.href, target: '_blank', rel: 'noopener noreferrer' }, raw));
+    at = match.index + raw.length;
+  }
+  if (at < text.length) out.push(document.createTextNode(text.slice(at)));
+  return out;
+}
+
 /** 14:05 today, "Nov 20" before. */
 export function shortTime(iso: string): string {
   const date = new Date(iso);

@@ -13,7 +13,7 @@ export class InboxView {
     'div',
     { className: 'empty-state', id: 'inbox-empty', hidden: true },
     h('p', { className: 'empty-title' }, 'No conversations yet'),
-    h('p', {}, 'Start a chat with someone’s user id, or create a group.'),
+    h('p', {}, 'Start one with “New chat” above: find someone by name and say hello. “New group” brings several people together.'),
   );
   private readonly loadMore = h('button', { type: 'button', className: 'secondary load-more', hidden: true }, 'Load more conversations');
   private readonly scroll = h('div', { className: 'inbox-scroll' });
@@ -80,7 +80,7 @@ export class InboxView {
     const mentionText = `${mentions} unread mention${mentions === 1 ? '' : 's'}`;
     const button = h(
       'button',
-      { type: 'button', className: 'conversation-item', 'data-id': c.id, 'aria-current': current ? 'true' : null },
+      { type: 'button', className: c.muted ? 'conversation-item muted-conversation' : 'conversation-item', 'data-id': c.id, 'aria-current': current ? 'true' : null },
       avatar(store.title(c), c.type === 'group' ? c.id + 7 : (partner?.id ?? c.id), { online }),
       h(
         'span',

@@ -2,7 +2,7 @@
 // answers to this tab), placeholders for deleted ones, group notices, the messages still being sent at the end,
 // and each message's toolbar. What the toolbar's actions do is the thread's business (MessageActions).
 import { AttachmentFiles } from './attachments.js';
-import { h, icon, longTime, shortTime } from './dom.js';
+import { avatar, dayLabel, h, icon, longTime, shortTime, withLinks } from './dom.js';
 import { withMentions } from './mentions.js';
 import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
 import type { ChatStore } from './store.js';
@@ -122,12 +122,26 @@ export class MessageList {
     const nearBottom = this.element.scrollHeight - this.element.scrollTop - this.element.clientHeight < 120;
     const element = this.renderMessage(this.messages.get(message.id)!);
     const existing = this.elementOf(message.id);
-    if (existing) existing.replaceWith(element);
-    else {
+    if (existing) {
+      if (existing.classList.contains('continued')) element.classList.add('continued');
+      existing.replaceWith(element);
+    } else {
       const index = this.ids.indexOf(message.id);
+      if (index + 1 < this.ids.length) return this.render(); // in the middle (rare): dividers and runs drawn again
       // The newest message goes before messages still being sent, which stay at the end.
-      const next = index + 1 < this.ids.length ? this.elementOf(this.ids[index + 1]) : this.list.querySelector('.message.pending');
-      this.list.insertBefore(element, next);
+      const last = index > 0 ? this.messages.get(this.ids[index - 1]) : undefined;
+      const lastElement = last ? this.elementOf(last.id) : null;
+      if (!last || dayLabel(last.created_at) !== dayLabel(message.created_at)) {
+        this.list.insertBefore(h('li', { className: 'day-divider' }, h('span', {}, dayLabel(message.created_at))), this.list.querySelector('.message.pending'));
+      } else if (
+        lastElement &&
+        lastElement.nextElementSibling === this.list.querySelector('.message.pending') &&
+        last.sender.id === message.sender.id &&
+        Date.parse(message.created_at) - Date.parse(last.created_at) < 5 * 60_000
+      ) {
+        element.classList.add('continued');
+      }
+      this.list.insertBefore(element, this.list.querySelector('.message.pending'));
     }
     this.emptyNote.hidden = true;
     this.actions.rendered();
@@ -219,11 +233,27 @@ export class MessageList {
     const oldest = this.ids.length > 0 ? Date.parse(this.messages.get(this.ids[0])!.created_at) : -Infinity;
     const notes = this.olderButton.hidden ? [...this.notes] : this.notes.filter((n) => n.at >= oldest);
     const items: HTMLElement[] = [];
+    let day = '';
+    let previous: Message | undefined;
     for (const id of this.ids) {
       const message = this.messages.get(id)!;
       const at = Date.parse(message.created_at);
-      while (notes.length > 0 && notes[0].at < at) items.push(this.renderNote(notes.shift()!.text));
-      items.push(this.deletedIds.has(id) ? this.renderDeleted(message) : this.renderMessage(message));
+      // A divider where the day changes ("Today", "Yesterday", "Friday, 20 November").
+      const label = dayLabel(message.created_at);
+      if (label !== day) {
+        items.push(h('li', { className: 'day-divider' }, h('span', {}, label)));
+        day = label;
+        previous = undefined;
+      }
+      while (notes.length > 0 && notes[0].at < at) {
+        items.push(this.renderNote(notes.shift()!.text));
+        previous = undefined;
+      }
+      const element = this.deletedIds.has(id) ? this.renderDeleted(message) : this.renderMessage(message);
+      // A run of one sender's messages within five minutes: one name and one avatar, closer together.
+      if (previous && previous.sender.id === message.sender.id && at - Date.parse(previous.created_at) < 5 * 60_000) element.classList.add('continued');
+      items.push(element);
+      previous = message;
     }
     for (const note of notes) items.push(this.renderNote(note.text));
     this.list.replaceChildren(...items, ...pending);
@@ -253,7 +283,8 @@ export class MessageList {
     const canDelete = mine || (conversation?.type === 'group' && myRole !== 'member');
 
     const bubble = h('div', { className: 'bubble' });
-    if (!mine && conversation?.type === 'group') bubble.append(h('p', { className: 'sender' }, store.displayName(m.sender)));
+    const group = !mine && conversation?.type === 'group';
+    if (group) bubble.append(h('p', { className: 'sender' }, store.displayName(m.sender)));
     if (m.forwarded_from) bubble.append(h('p', { className: 'forwarded' }, icon('forward'), `Forwarded from ${store.displayName(m.forwarded_from.sender)}`));
     if (m.reply_to) {
       const quote = h(
@@ -275,7 +306,8 @@ export class MessageList {
       // Events carry no mentioned_user_ids (history items do): then any participant's "@Name" counts.
       const ids = m.mentioned_user_ids ?? (conversation?.participants_preview ?? []).map((p) => p.id);
       const mentioned = ids.map((id) => ({ id, name: store.nameOf(id, conversation) }));
-      bubble.append(h('p', { className: 'body' }, ...withMentions(m.body, mentioned, store.me.id)));
+      const parts = withMentions(m.body, mentioned, store.me.id).flatMap((node) => (node.nodeType === Node.TEXT_NODE ? withLinks(node.textContent ?? '') : [node]));
+      bubble.append(h('p', { className: 'body' }, ...parts));
     }
     const reactions = renderReactions(this.reactionContext, m.id, m.reactions ?? []);
     bubble.append(
@@ -301,7 +333,10 @@ export class MessageList {
       mine ? action('Edit', () => this.actions.edit(m)) : null,
       canDelete ? action('Delete', () => this.actions.delete(m), 'danger-text') : null,
     );
-    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : 'message', 'data-id': m.id, tabindex: -1 }, bubble, reactions, actions);
+    // In a group, others' messages have the sender's avatar beside them (the first of a run only, by CSS).
+    const face = group ? avatar(store.displayName(m.sender), m.sender.id) : null;
+    face?.classList.add('message-avatar');
+    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : group ? 'message with-avatar' : 'message', 'data-id': m.id, tabindex: -1 }, face, bubble, reactions, actions);
   }
 }
 
