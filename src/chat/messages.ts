@@ -21,6 +21,7 @@ import {
 } from '../store/messages.js';
 import { findMembership } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
+import { recordReplies, recountThread, type ThreadRow, type WrittenReply } from '../store/threads.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
@@ -29,6 +30,7 @@ import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
+import { replyEvents, threadUpdated } from './threads.js';
 import { changesOf, unitOfWork } from './unit-of-work.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
@@ -38,6 +40,8 @@ export interface SendInput {
   readonly reply_to_id?: number | null;
   readonly client_message_id?: string | null;
   readonly mentioned_user_ids?: readonly number[] | null;
+  /** v1.2: a reply in the thread of this message (see threads.ts). */
+  readonly thread_id?: number | null;
 }
 
 /** The most users one message may mention. */
@@ -102,6 +106,7 @@ export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId
     forwarded_from_sender_id: null,
     client_message_id: input.client_message_id ?? null,
     mentioned_user_ids: mentioned,
+    thread_id: input.thread_id ?? null,
   };
   return ctx.sends.submit(conversationId, { actor, draft });
 }
@@ -124,6 +129,8 @@ function refusal(result: DraftResult): ChatError {
       return invalid('attachment_id', 'No attachment with this id was uploaded by you.');
     case 'reply_not_here':
       return invalid('reply_to_id', 'The message replied to is not in this conversation.');
+    case 'thread_not_here':
+      return invalid('thread_id', 'The thread must be a message of this conversation that is not itself a reply in a thread.');
     case 'mention_not_participant':
       return invalid('mentioned_user_ids', 'Every mentioned user must be a participant of the conversation.');
     default:
@@ -211,8 +218,11 @@ interface WrittenSends {
   readonly written: WrittenMessages;
   /** The resources of the written messages, by draft index. */
   readonly resources: Map<number, MessageResource>;
-  /** Each written message's MessageSent, by draft index: the payload built once, for the feed, outbox and sockets. */
-  readonly sentEvents: Map<number, DomainEvent>;
+  /**
+   * Each written message's events, by draft index: MessageSent, or for a reply in a thread ThreadReplySent and
+   * ThreadUpdated; each payload built once, for the feed, outbox and sockets.
+   */
+  readonly sentEvents: Map<number, DomainEvent[]>;
   /** The outbox rows leased to this node, for committed(). */
   readonly outboxRows?: LeasedRows | undefined;
 }
@@ -230,8 +240,9 @@ async function recordSends(
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
 ): Promise<WrittenSends> {
-  const sent = await sentMessages(trx, drafts, written);
-  const events = [...sent.sentEvents.values()];
+  const threads = await recordReplies(trx, repliesOf(drafts, written), written.at);
+  const sent = await sentMessages(trx, drafts, written, undefined, threads);
+  const events = [...sent.sentEvents.values()].flat();
   await appendChanges(trx, changesOf(events, [...written.conversations.keys()].map((conversationId) => ({ conversationId }))));
   if (!notifications) return sent;
   const outboxRows = await notifications.writeLeased(trx, events, (e) => {
@@ -241,19 +252,47 @@ async function recordSends(
   return { ...sent, outboxRows };
 }
 
-/** The resources and MessageSent events of messages written (plain ones from the write alone, the others loaded). */
-async function sentMessages(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages, outboxRows?: LeasedRows): Promise<WrittenSends> {
+/** The replies in threads among the messages written. */
+function repliesOf(drafts: readonly MessageDraft[], written: WrittenMessages): WrittenReply[] {
+  return written.results.flatMap((r, i) => {
+    const draft = drafts[i]!;
+    if (r.outcome !== 'written' || draft.thread_id === null) return [];
+    return [{ id: r.id!, thread_id: draft.thread_id, conversation_id: draft.conversation_id, sender_id: draft.sender_id, mentioned: written.mentions.get(r.id!) ?? [] }];
+  });
+}
+
+/**
+ * The resources and events of messages written (plain ones from the write alone, the others loaded): MessageSent;
+ * for a reply in a thread (`threads`: the threads as recorded), ThreadReplySent and ThreadUpdated, its resource
+ * carrying thread_id.
+ */
+async function sentMessages(
+  db: DB | Tx,
+  drafts: readonly MessageDraft[],
+  written: WrittenMessages,
+  outboxRows?: LeasedRows,
+  threads?: ReadonlyMap<number, ThreadRow>,
+): Promise<WrittenSends> {
   const resources = await messageResources(db, drafts, written);
-  const sentEvents = new Map<number, DomainEvent>();
+  const sentEvents = new Map<number, DomainEvent[]>();
   for (const [i, message] of resources) {
+    const threadId = drafts[i]!.thread_id;
+    const thread = threadId === null ? undefined : threads?.get(threadId);
+    if (threadId !== null && thread) {
+      const reply: MessageResource & { thread_id: number } = { ...message, thread_id: threadId };
+      resources.set(i, reply);
+      sentEvents.set(i, replyEvents(reply, thread));
+      continue;
+    }
     const payload = messageSentPayload(message);
-    sentEvents.set(i, event('MessageSent', message.conversation_id, payload, JSON.stringify(payload)));
+    sentEvents.set(i, [event('MessageSent', message.conversation_id, payload, JSON.stringify(payload))]);
   }
   return { written, resources, sentEvents, outboxRows };
 }
 
-/** A message with no attachment, reply or forward: its resource is all known from the write. */
-const isPlain = (draft: MessageDraft): boolean => draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null;
+/** A message with no attachment, reply, forward or thread: its resource is all known from the write. */
+const isPlain = (draft: MessageDraft): boolean =>
+  draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null && draft.thread_id === null;
 
 /** The resources of the messages written, by draft index: plain ones from the write, the others loaded in one query. */
 async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages): Promise<Map<number, MessageResource>> {
@@ -288,7 +327,7 @@ async function announceWritten(
   const statesAt = new Map<number, readonly ReaderState[]>();
   const current = new Map(written.readers);
   for (let i = drafts.length - 1; i >= 0; i--) {
-    if (!messages.has(i)) continue;
+    if (!messages.has(i) || drafts[i]!.thread_id !== null) continue;
     const { conversation_id: conversationId, sender_id: senderId } = drafts[i]!;
     const states = current.get(conversationId) ?? [];
     statesAt.set(i, states);
@@ -306,8 +345,9 @@ async function announceWritten(
     const message = messages.get(i);
     if (!message) continue;
     const conversationId = drafts[i]!.conversation_id;
-    const shared = sharedConversation(written.conversations.get(conversationId)!, written.previews.get(conversationId) ?? [], message);
-    const events: DomainEvent[] = [sent.sentEvents.get(i)!, ...inboxUpdates(shared, statesAt.get(i)!)];
+    // A reply in a thread changes nobody's inbox.
+    const inbox = drafts[i]!.thread_id !== null ? [] : inboxUpdates(sharedConversation(written.conversations.get(conversationId)!, written.previews.get(conversationId) ?? [], message), statesAt.get(i)!);
+    const events: DomainEvent[] = [...sent.sentEvents.get(i)!, ...inbox];
     // Started in order, not awaited one by one: the frames leave in the messages' order.
     dispatches.push(deps.broadcaster.dispatch(events, socketOf(i)));
   }
@@ -354,7 +394,12 @@ export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: n
     }
     await softDelete(trx, message, now);
     emit(event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id }));
-    inboxChanged(conversation.id);
+    if (message.thread_id === null) inboxChanged(conversation.id);
+    else {
+      // A reply in a thread: the thread's counts follow.
+      const thread = await recountThread(trx, message.thread_id);
+      if (thread) emit(threadUpdated(thread));
+    }
   });
 }
 
@@ -396,6 +441,7 @@ export async function forwardMessage(
       forwarded_from_sender_id: origin.sender_id,
       client_message_id: null,
       mentioned_user_ids: [],
+      thread_id: null,
     }));
     const written = await writeMessages(trx, drafts, now);
     const refused = written.results.find((r) => r.outcome !== 'written');

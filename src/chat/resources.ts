@@ -48,10 +48,20 @@ export const ReactionSummary = Type.Object({ emoji: Type.String(), count: Type.I
 export type ReactionSummary = Static<typeof ReactionSummary>;
 
 /** A message as history lists it (v1.1): the MessageResource plus its reactions and the users it mentions. */
+/** A thread under its root (v1.2): participant_ids are the root's sender and the latest 10 repliers, ascending. */
+export const ThreadSummary = Type.Object({ reply_count: Type.Integer({ minimum: 0 }), last_reply_at: Nullable(Timestamp), participant_ids: Type.Array(Id) });
+
 export const HistoryItem = Type.Object({
   ...MessageResource.properties,
   reactions: Type.Array(ReactionSummary),
   mentioned_user_ids: Type.Array(Id),
+  /** v1.2: the root of the thread this reply is in; null for a message of the conversation. */
+  thread_id: Nullable(Id),
+  /** v1.2: the thread under this message; null when it has no reply. */
+  thread: Nullable(ThreadSummary),
+  /** v1.2: when and by whom the message was pinned; null unless pinned. */
+  pinned_at: Nullable(Timestamp),
+  pinned_by: Nullable(Id),
 });
 export type HistoryItem = Static<typeof HistoryItem>;
 

@@ -1,5 +1,5 @@
 // The event table of docs/events.md as code: each event's class name, broadcast name, channel and payload type. v1's
-// ten events keep exactly their payload keys; v1.1 adds MessageReactionsUpdated as an eleventh.
+// ten events keep exactly their payload keys; v1.1 adds MessageReactionsUpdated as an eleventh; v1.2 the thread events.
 import type { ConversationResource, MessageResource, ParticipantResource, ReactionSummary } from '../chat/resources.js';
 
 export const CHANGE_TYPES = ['added', 'removed', 'role_changed'] as const;
@@ -41,6 +41,20 @@ export interface EventPayloads {
   GroupMembershipRevoked: { conversation_id: number; user_id: number; reason: RevokeReason };
   /** v1.1: the message's whole reaction summary after a change, one broadcast on the conversation channel. */
   MessageReactionsUpdated: { conversation_id: number; message_id: number; reactions: ReactionSummary[] };
+  /** v1.2: a reply in a thread (never MessageSent): the MessageResource plus thread_id. */
+  ThreadReplySent: { conversation_id: number; thread_id: number; message: MessageResource & { thread_id: number } };
+  /** v1.2: a thread's counts after a reply (or a reply's deletion). */
+  ThreadUpdated: ThreadSummary & { conversation_id: number; thread_id: number };
+  /** v1.2: a user read a thread up to now. */
+  ThreadRead: { conversation_id: number; thread_id: number; user_id: number; read_at: string };
+}
+
+/** A thread as history items show it under its root (v1.2). */
+export interface ThreadSummary {
+  reply_count: number;
+  last_reply_at: string | null;
+  /** The root's sender and the latest 10 repliers, ascending. */
+  participant_ids: number[];
 }
 
 export type EventName = keyof EventPayloads;
@@ -58,6 +72,9 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   UserBlockChanged: { broadcastAs: 'UserBlockChanged', channel: 'user' },
   GroupMembershipRevoked: { broadcastAs: 'GroupMembershipRevoked', channel: 'user' },
   MessageReactionsUpdated: { broadcastAs: 'MessageReactionsUpdated', channel: 'conversation' },
+  ThreadReplySent: { broadcastAs: 'ThreadReplySent', channel: 'conversation' },
+  ThreadUpdated: { broadcastAs: 'ThreadUpdated', channel: 'conversation' },
+  ThreadRead: { broadcastAs: 'ThreadRead', channel: 'conversation' },
 };
 
 /** Every chat channel's name starts with this: Echo's private('chat.…'). */

@@ -26,6 +26,7 @@ export const WEBHOOK_TYPES = new Set([
   'GroupMembershipRevoked',
   'UserBlockChanged',
   'UserPresenceChanged',
+  'ThreadReplySent',
 ]);
 
 /** What a webhook row's payload holds: the event's data as broadcast; MessageSent also its recipients. */

@@ -1,7 +1,9 @@
 // The read model: rows → the API's resources (docs/api.md), in a constant number of queries whatever the list's length.
 import { sql } from 'kysely';
 import type { DB } from './database.js';
+import { idIn } from './bulk.js';
 import { mentionedUsers, reactionSummaries } from './reactions.js';
+import { threadsOf, threadSummary } from './threads.js';
 import type { Conversation, Role } from './schema.js';
 import {
   iso,
@@ -106,11 +108,34 @@ export function plainMessage(id: number, conversationId: number, body: string | 
   };
 }
 
-/** Messages by id as history lists them: the MessageResource with reactions and mentions (three queries). */
+/**
+ * Messages by id as history lists them: the MessageResource with reactions and mentions (v1.1), the thread it is
+ * in or the thread under it, and its pin (v1.2): five queries, side by side.
+ */
 export async function loadHistoryItems(db: DB, ids: readonly number[]): Promise<Map<number, HistoryItem>> {
-  const [messages, reactions, mentions] = await Promise.all([loadMessages(db, ids), reactionSummaries(db, ids), mentionedUsers(db, ids)]);
   const items = new Map<number, HistoryItem>();
-  for (const [id, message] of messages) items.set(id, { ...message, reactions: reactions.get(id) ?? [], mentioned_user_ids: mentions.get(id) ?? [] });
+  if (ids.length === 0) return items;
+  const [messages, reactions, mentions, threads, extras] = await Promise.all([
+    loadMessages(db, ids),
+    reactionSummaries(db, ids),
+    mentionedUsers(db, ids),
+    threadsOf(db, ids),
+    db.selectFrom('messages').select(['id', 'thread_id', 'pinned_at', 'pinned_by']).where(idIn('id', ids)).execute(),
+  ]);
+  const extraOf = new Map(extras.map((e) => [Number(e.id), e]));
+  for (const [id, message] of messages) {
+    const extra = extraOf.get(id);
+    const thread = threads.get(id);
+    items.set(id, {
+      ...message,
+      reactions: reactions.get(id) ?? [],
+      mentioned_user_ids: mentions.get(id) ?? [],
+      thread_id: extra?.thread_id == null ? null : Number(extra.thread_id),
+      thread: thread && thread.reply_count > 0 ? threadSummary(thread) : null,
+      pinned_at: isoOrNull(extra?.pinned_at ?? null),
+      pinned_by: extra?.pinned_by == null ? null : Number(extra.pinned_by),
+    });
+  }
   return items;
 }
 

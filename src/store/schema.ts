@@ -49,6 +49,11 @@ export interface ParticipantsTable {
   /** Muted (notifications only): until muted_until, or until unmuted when muted_until is null. */
   muted: ColumnType<boolean, boolean | undefined, boolean>;
   muted_until: NullableTimestamp;
+  /** The participant's own state of the conversation (v1.2): archived, pinned, history cleared up to cleared_message_id. */
+  archived_at: NullableTimestamp;
+  pinned_at: NullableTimestamp;
+  cleared_at: NullableTimestamp;
+  cleared_message_id: ColumnType<number, number | undefined, number>;
 }
 
 export interface MessagesTable {
@@ -65,6 +70,36 @@ export interface MessagesTable {
   created_at: CreatedAt;
   edited_at: NullableTimestamp;
   deleted_at: NullableTimestamp;
+  /** The root of the thread this reply is in; null for a message of the conversation itself. */
+  thread_id: ColumnType<number | null, number | null | undefined, number | null>;
+  pinned_at: NullableTimestamp;
+  pinned_by: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A thread's counts, one row per root that has had a reply (v1.2). */
+export interface ThreadsTable {
+  root_id: number;
+  conversation_id: number;
+  reply_count: ColumnType<number, number | undefined, number>;
+  last_reply_at: NullableTimestamp;
+  /** The latest distinct repliers, newest first (at most 10). */
+  repliers: ColumnType<number[], number[] | undefined, number[]>;
+}
+
+/** Who takes part in a thread, and how far they read it (a reply id; 0: nothing read). */
+export interface ThreadMembersTable {
+  root_id: number;
+  user_id: number;
+  last_read_reply_id: ColumnType<number, number | undefined, number>;
+  last_read_at: NullableTimestamp;
+}
+
+/** A message a user deleted for themselves only. */
+export interface HiddenMessagesTable {
+  user_id: number;
+  message_id: number;
+  conversation_id: number;
+  hidden_at: CreatedAt;
 }
 
 export interface AttachmentsTable {
@@ -150,6 +185,9 @@ export interface Schema {
   conversations: ConversationsTable;
   participants: ParticipantsTable;
   messages: MessagesTable;
+  threads: ThreadsTable;
+  thread_members: ThreadMembersTable;
+  hidden_messages: HiddenMessagesTable;
   attachments: AttachmentsTable;
   blocks: BlocksTable;
   message_mentions: MessageMentionsTable;

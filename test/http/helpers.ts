@@ -24,7 +24,7 @@ export const CONVERSATION_EVENT_KEYS = [
 /** The ConversationResource of the HTTP API (v1.1): v1's keys plus the caller's mention count and mute. */
 export const CONVERSATION_KEYS = [...CONVERSATION_EVENT_KEYS, 'muted', 'muted_until', 'unread_mention_count'];
 /** A history item (v1.1): the MessageResource plus its reactions and mentions. */
-export const HISTORY_ITEM_KEYS = [...MESSAGE_KEYS, 'mentioned_user_ids', 'reactions'];
+export const HISTORY_ITEM_KEYS = [...MESSAGE_KEYS, 'mentioned_user_ids', 'reactions', 'thread_id', 'thread', 'pinned_at', 'pinned_by'];
 export const PRESENCE_KEYS = ['is_online', 'last_seen_at', 'user_id'];
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-20T09:30:00.000Z */
@@ -52,10 +52,14 @@ export function assertMessage(message: any): void {
   if (message.edited_at !== null) assert.match(message.edited_at, ISO_UTC);
 }
 
-/** A history item: the MessageResource's keys and shapes, plus reactions and mentioned_user_ids. */
+/** A history item: the MessageResource's keys and shapes, plus reactions and mentioned_user_ids (v1.1), its thread and pin (v1.2). */
 export function assertHistoryItem(item: any): void {
   assertKeys(item, HISTORY_ITEM_KEYS, 'history item');
-  const { reactions, mentioned_user_ids, ...message } = item;
+  const { reactions, mentioned_user_ids, thread_id, thread, pinned_at, pinned_by, ...message } = item;
+  assert.ok(thread_id === null || Number.isInteger(thread_id));
+  if (thread !== null) assertKeys(thread, ['last_reply_at', 'participant_ids', 'reply_count'], 'thread');
+  assert.ok(pinned_at === null || ISO_UTC.test(pinned_at));
+  assert.ok(pinned_by === null || Number.isInteger(pinned_by));
   assertMessage(message);
   assert.ok(Array.isArray(reactions) && Array.isArray(mentioned_user_ids));
   for (const r of reactions) assertKeys(r, ['count', 'emoji', 'user_ids'], 'reaction');

@@ -214,7 +214,7 @@ for (const database of DATABASES) {
         assertMessage(res.body.data);
         assert.deepEqual({ ...res.body.data, edited_at: null }, { ...message, body: 'the typo' });
         assert.match(res.body.data.edited_at, ISO_UTC);
-        assert.deepEqual((await history(app, b, id)).data[0], { ...res.body.data, reactions: [], mentioned_user_ids: [] });
+        assert.deepEqual((await history(app, b, id)).data[0], { ...res.body.data, reactions: [], mentioned_user_ids: [], thread_id: null, thread: null, pinned_at: null, pinned_by: null });
         assert.deepEqual((await conversation(app, b, id)).last_message, res.body.data);
       });
 

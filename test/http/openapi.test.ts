@@ -42,6 +42,9 @@ const OPERATIONS: [string, string][] = [
   ['get', '/search/messages'],
   ['get', '/sync'],
   ['get', '/groups/{id}/changes'],
+  ['get', '/messages/{id}/thread'],
+  ['get', '/threads'],
+  ['post', '/messages/{id}/thread/read'],
   ['get', '/users'],
   ['get', '/push/config'],
   ['post', '/push/subscriptions'],
@@ -109,12 +112,11 @@ describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {
     }
   });
 
-  test('the MessageResource schema has exactly the fields docs/api.md lists', async () => {
+  test('the MessageResource schema has exactly the fields docs/api.md lists (a sent reply in a thread adds thread_id)', async () => {
     const op = doc.paths[`${PREFIX}/conversations/{id}/messages`].post;
     const schema = op.responses['201'].content['application/json'].schema.properties.data;
-    assert.deepEqual(
-      Object.keys(schema.properties).sort(),
-      ['attachment', 'body', 'conversation_id', 'created_at', 'edited_at', 'forwarded_from', 'id', 'reply_to', 'sender'],
-    );
+    const fields = ['attachment', 'body', 'conversation_id', 'created_at', 'edited_at', 'forwarded_from', 'id', 'reply_to', 'sender'];
+    assert.deepEqual([...schema.required].sort(), fields);
+    assert.deepEqual(Object.keys(schema.properties).sort(), [...fields, 'thread_id'].sort());
   });
 });

@@ -113,7 +113,7 @@ for (const database of DATABASES) {
       const conversations = [await direct(app, a, b), await direct(app, c, d)];
       const draft = (conversation_id: number, sender_id: number, body: string): MessageDraft => ({
         conversation_id, sender_id, body, attachment_id: null, reply_to_id: null, forwarded_from_message_id: null,
-        forwarded_from_conversation_id: null, forwarded_from_sender_id: null, client_message_id: null, mentioned_user_ids: [],
+        forwarded_from_conversation_id: null, forwarded_from_sender_id: null, client_message_id: null, mentioned_user_ids: [], thread_id: null,
       });
       const drafts = [draft(conversations[0]!, a, 'first'), draft(conversations[1]!, d, 'naïve 🙂'), draft(conversations[0]!, b, 'third')];
       const now = new Date();

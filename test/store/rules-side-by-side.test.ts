@@ -27,6 +27,7 @@ const draft = (conversationId: number, senderId: number): MessageDraft => ({
   forwarded_from_sender_id: null,
   client_message_id: null,
   mentioned_user_ids: [],
+  thread_id: null,
 });
 
 /** Rolls the probe back: a check must not leave a message behind. */

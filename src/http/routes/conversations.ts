@@ -8,6 +8,8 @@ import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
 
 const tags = ['conversations'];
+/** A sent message: the MessageResource, plus thread_id for a reply in a thread (v1.2). */
+const SentMessage = Type.Object({ ...MessageResource.properties, thread_id: Type.Optional(Id) });
 
 export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, typing }) => {
   app.get('/conversations', {
@@ -67,8 +69,9 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
         reply_to_id: Type.Optional(Type.Union([Id, Type.Null()])),
         client_message_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
         mentioned_user_ids: Type.Optional(Type.Union([Type.Array(Id, { maxItems: 1000 }), Type.Null()])),
+        thread_id: Type.Optional(Type.Union([Id, Type.Null()], { description: 'v1.2: send as a reply in the thread of this message' })),
       }),
-      response: { 200: Data(MessageResource), 201: Data(MessageResource), ...userErrors },
+      response: { 200: Data(SentMessage), 201: Data(SentMessage), ...userErrors },
     },
   }, async (request, reply) => {
     const { message, created } = await sendMessage(chat, request.actor, request.params.id, request.body);

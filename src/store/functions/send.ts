@@ -3,7 +3,8 @@
 // attachments they send (key share, ascending id: a send waits for an attachment sweep that is deleting one, and
 // its check then finds it gone), checks each draft's rules (see DraftOutcome) against what is committed, inserts
 // the drafts that pass with ids in the drafts' order, moves each conversation's last message and activity, grows
-// every other participant's unread counts, and answers all of it with the conversations' previews.
+// every other participant's unread counts (thread replies do neither: src/chat/threads.ts keeps their threads), and
+// answers all of it with the conversations' previews.
 //
 // With record.payloads (one MessageSent payload per draft, JSON, as the caller built it for the socket), it also
 // records what happened, in the same statement: the change feed's rows (each message's MessageSent, its payload
@@ -34,7 +35,7 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         select * from jsonb_to_recordset(drafts) as r(
           ord int, conversation_id bigint, sender_id bigint, body text, attachment_id bigint, reply_to_id bigint,
           forwarded_from_message_id bigint, forwarded_from_conversation_id bigint, forwarded_from_sender_id bigint,
-          client_message_id text, mentioned_user_ids bigint[])
+          client_message_id text, mentioned_user_ids bigint[], thread_id bigint)
       ),
       checked as (
         select req.*, case
@@ -54,6 +55,10 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
           when req.reply_to_id is not null and not exists (
             select 1 from messages m where m.id = req.reply_to_id and m.conversation_id = req.conversation_id and m.deleted_at is null
           ) then 'reply_not_here'
+          when req.thread_id is not null and not exists (
+            select 1 from messages t
+            where t.id = req.thread_id and t.conversation_id = req.conversation_id and t.thread_id is null and t.deleted_at is null
+          ) then 'thread_not_here'
           when exists (
             select 1 from unnest(coalesce(req.mentioned_user_ids, '{}')) mentioned(user_id)
             where not exists (select 1 from participants mp where mp.conversation_id = req.conversation_id and mp.user_id = mentioned.user_id)
@@ -70,14 +75,14 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
       ),
       ins as (
         insert into messages (id, conversation_id, sender_id, body, attachment_id, reply_to_id, forwarded_from_message_id,
-          forwarded_from_conversation_id, forwarded_from_sender_id, client_message_id, created_at)
+          forwarded_from_conversation_id, forwarded_from_sender_id, client_message_id, thread_id, created_at)
         select n.id, c.conversation_id, c.sender_id, c.body, c.attachment_id, c.reply_to_id, c.forwarded_from_message_id,
-          c.forwarded_from_conversation_id, c.forwarded_from_sender_id, c.client_message_id, sent_at
+          c.forwarded_from_conversation_id, c.forwarded_from_sender_id, c.client_message_id, c.thread_id, sent_at
         from numbered n join checked c using (ord)
         order by n.id
         -- Another node's send with the same client_message_id committed first: that one stands.
         on conflict (conversation_id, sender_id, client_message_id) where client_message_id is not null do nothing
-        returning messages.id, messages.conversation_id, messages.sender_id
+        returning messages.id, messages.conversation_id, messages.sender_id, messages.thread_id
       ),
       -- The mentions of the messages written (a sender mentioning themself is not a mention).
       mentions as (
@@ -90,7 +95,8 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         where mentioned.user_id <> ins.sender_id
         returning message_id, user_id
       ),
-      latest as (select ins.conversation_id, max(ins.id) as id from ins group by ins.conversation_id),
+      -- Thread replies are not the conversation's: they move neither its last message nor anyone's unread counts.
+      latest as (select ins.conversation_id, max(ins.id) as id from ins where ins.thread_id is null group by ins.conversation_id),
       conv as (
         update conversations c set last_message_id = latest.id, last_activity_at = sent_at, updated_at = sent_at
         from latest where c.id = latest.conversation_id
@@ -105,7 +111,7 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
               and exists (select 1 from mentions mm where mm.message_id = ins.id and mm.user_id = p2.user_id)) as mentioned
           from participants p2
           join latest l on l.conversation_id = p2.conversation_id
-          left join ins on ins.conversation_id = p2.conversation_id
+          left join ins on ins.conversation_id = p2.conversation_id and ins.thread_id is null
           group by p2.conversation_id, p2.user_id
         ) x
         where p.conversation_id = x.conversation_id and p.user_id = x.user_id

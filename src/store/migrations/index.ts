@@ -11,6 +11,7 @@ import * as sendLocksAttachments from './009_send_locks_attachments.js';
 import * as sendWithOutbox from './010_send_with_outbox.js';
 import * as sendWithOutboxInOneQuery from './011_send_with_outbox_in_one_query.js';
 import * as changeFeed from './012_change_feed.js';
+import * as threadsPinsOwnState from './013_threads_pins_own_state.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '010_send_with_outbox': sendWithOutbox,
   '011_send_with_outbox_in_one_query': sendWithOutboxInOneQuery,
   '012_change_feed': changeFeed,
+  '013_threads_pins_own_state': threadsPinsOwnState,
 };
 
 export const migrationProvider: MigrationProvider = {

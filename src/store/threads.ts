@@ -1,0 +1,181 @@
+// Threads (v1.2): each root's counts and who takes part, written under the conversation's lock by the sends and
+// deletes of replies (see locks.ts), and the reads of GET /threads and GET /messages/{id}/thread.
+import { sql } from 'kysely';
+import { isoOrNull } from '../chat/resources.js';
+import type { ThreadSummary } from '../events/catalog.js';
+import { idIn } from './bulk.js';
+import type { DB } from './database.js';
+
+/** How many of the latest distinct repliers a thread keeps (the API shows them with the root's sender). */
+export const THREAD_REPLIERS = 10;
+
+export interface ThreadRow {
+  readonly root_id: number;
+  readonly conversation_id: number;
+  readonly reply_count: number;
+  readonly last_reply_at: Date | null;
+  /** Latest distinct repliers, newest first. */
+  readonly repliers: readonly number[];
+  /** The root's sender. */
+  readonly root_sender_id: number;
+}
+
+/** A thread as history items and ThreadUpdated show it: participant_ids are the root's sender and the latest repliers, ascending. */
+export function threadSummary(row: ThreadRow): ThreadSummary {
+  return {
+    reply_count: row.reply_count,
+    last_reply_at: isoOrNull(row.last_reply_at),
+    participant_ids: [...new Set([row.root_sender_id, ...row.repliers])].sort((a, b) => a - b),
+  };
+}
+
+/** A reply just written, as recordReplies needs it. */
+export interface WrittenReply {
+  readonly id: number;
+  readonly thread_id: number;
+  readonly conversation_id: number;
+  readonly sender_id: number;
+  readonly mentioned: readonly number[];
+}
+
+/** Latest distinct repliers first: the new replies' senders (newest first) before the ones kept. */
+export function mergeRepliers(kept: readonly number[], newestFirst: readonly number[]): number[] {
+  return [...new Set([...newestFirst, ...kept])].slice(0, THREAD_REPLIERS);
+}
+
+/**
+ * Records replies written in this transaction, whose conversations it holds write-locked: each thread's reply
+ * count, last reply time and repliers grow; the root's sender, each replier (read up to their reply: sending a
+ * reply reads the thread) and each user mentioned in a reply take part. Returns the threads as they are now.
+ */
+export async function recordReplies(db: DB, replies: readonly WrittenReply[], at: Date): Promise<Map<number, ThreadRow>> {
+  const byThread = new Map<number, WrittenReply[]>();
+  for (const r of replies) byThread.set(r.thread_id, [...(byThread.get(r.thread_id) ?? []), r]);
+  const threads = new Map<number, ThreadRow>();
+  if (byThread.size === 0) return threads;
+  const roots = [...byThread.keys()];
+  const [kept, rootRows] = await Promise.all([
+    db.selectFrom('threads').selectAll().where(idIn('root_id', roots)).execute(),
+    db.selectFrom('messages').select(['id', 'sender_id']).where(idIn('id', roots)).execute(),
+  ]);
+  const keptOf = new Map(kept.map((t) => [Number(t.root_id), t]));
+  const senderOf = new Map(rootRows.map((m) => [Number(m.id), Number(m.sender_id)]));
+  for (const [rootId, written] of byThread) {
+    const before = keptOf.get(rootId);
+    const newestFirst = [...written].sort((a, b) => b.id - a.id).map((r) => r.sender_id);
+    const row = {
+      root_id: rootId,
+      conversation_id: written[0]!.conversation_id,
+      reply_count: (before?.reply_count ?? 0) + written.length,
+      last_reply_at: at,
+      repliers: mergeRepliers((before?.repliers ?? []).map(Number), newestFirst),
+    };
+    await db
+      .insertInto('threads')
+      .values(row)
+      .onConflict((oc) => oc.column('root_id').doUpdateSet({ reply_count: row.reply_count, last_reply_at: row.last_reply_at, repliers: row.repliers }))
+      .execute();
+    const rootSender = senderOf.get(rootId)!;
+    threads.set(rootId, { ...row, root_sender_id: rootSender });
+    // Who takes part: the root's sender, the repliers (read up to their latest reply), the users mentioned.
+    const readUpTo = new Map<number, number>();
+    for (const r of written) readUpTo.set(r.sender_id, Math.max(readUpTo.get(r.sender_id) ?? 0, r.id));
+    const members = new Map<number, number>([[rootSender, 0]]);
+    for (const r of written) for (const u of r.mentioned) if (!members.has(u)) members.set(u, 0);
+    for (const [u, id] of readUpTo) members.set(u, id);
+    await db
+      .insertInto('thread_members')
+      .values([...members].map(([user_id, read]) => ({ root_id: rootId, user_id, last_read_reply_id: read, last_read_at: read > 0 ? at : null })))
+      .onConflict((oc) =>
+        oc.columns(['root_id', 'user_id']).doUpdateSet({
+          last_read_reply_id: sql`greatest(thread_members.last_read_reply_id, excluded.last_read_reply_id)`,
+          last_read_at: sql`coalesce(excluded.last_read_at, thread_members.last_read_at)`,
+        }),
+      )
+      .execute();
+  }
+  return threads;
+}
+
+/** A thread recounted from its visible replies (after a reply's deletion); null when it has no row. */
+export async function recountThread(db: DB, rootId: number): Promise<ThreadRow | null> {
+  const { rows } = await sql<{ root_id: string; conversation_id: string; reply_count: number; last_reply_at: Date | null; repliers: string[] | null; root_sender_id: string }>`
+    update threads t set
+      reply_count = (select count(*) from messages r where r.thread_id = t.root_id and r.deleted_at is null),
+      last_reply_at = (select max(r.created_at) from messages r where r.thread_id = t.root_id and r.deleted_at is null),
+      repliers = coalesce((select array_agg(sender_id order by latest desc) from (
+        select r.sender_id, max(r.id) as latest from messages r where r.thread_id = t.root_id and r.deleted_at is null
+        group by r.sender_id order by latest desc limit ${THREAD_REPLIERS}) l), '{}')
+    from messages root
+    where t.root_id = ${rootId} and root.id = t.root_id
+    returning t.root_id, t.conversation_id, t.reply_count, t.last_reply_at, t.repliers, root.sender_id as root_sender_id`.execute(db);
+  const r = rows[0];
+  if (!r) return null;
+  return { root_id: Number(r.root_id), conversation_id: Number(r.conversation_id), reply_count: r.reply_count, last_reply_at: r.last_reply_at, repliers: (r.repliers ?? []).map(Number), root_sender_id: Number(r.root_sender_id) };
+}
+
+/** The threads of these roots (those that have had a reply), by root id. */
+export async function threadsOf(db: DB, rootIds: readonly number[]): Promise<Map<number, ThreadRow>> {
+  if (rootIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('threads as t')
+    .innerJoin('messages as m', 'm.id', 't.root_id')
+    .select(['t.root_id', 't.conversation_id', 't.reply_count', 't.last_reply_at', 't.repliers', 'm.sender_id as root_sender_id'])
+    .where(idIn('t.root_id', rootIds))
+    .execute();
+  return new Map(rows.map((r) => [Number(r.root_id), { ...r, root_id: Number(r.root_id), conversation_id: Number(r.conversation_id), repliers: r.repliers.map(Number), root_sender_id: Number(r.root_sender_id) }]));
+}
+
+/** A page of a thread's visible reply ids: before (older) or after (newer) a reply id. */
+export async function pageReplyIds(db: DB, rootId: number, options: { before?: number; after?: number; limit: number }): Promise<number[]> {
+  const forward = options.after !== undefined;
+  let query = db
+    .selectFrom('messages')
+    .select('id')
+    .where('thread_id', '=', rootId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', forward ? 'asc' : 'desc')
+    .limit(options.limit);
+  if (options.before !== undefined) query = query.where('id', '<', options.before);
+  if (options.after !== undefined) query = query.where('id', '>', options.after);
+  return (await query.execute()).map((r) => Number(r.id));
+}
+
+/** One of a user's threads for GET /threads. */
+export interface UserThreadRow {
+  readonly root_id: number;
+  readonly reply_count: number;
+  readonly last_reply_at: Date;
+  readonly unread_reply_count: number;
+}
+
+/**
+ * The threads a user takes part in, in conversations they are still in, most recent reply first (then root id),
+ * after a (last reply time, root id) position; each with the replies by others after the user's read position.
+ */
+export async function userThreads(db: DB, userId: number, options: { after?: { at: Date; rootId: number }; limit: number }): Promise<UserThreadRow[]> {
+  const after = options.after ? sql`and (t.last_reply_at, t.root_id) < (${options.after.at}, ${options.after.rootId})` : sql``;
+  const { rows } = await sql<{ root_id: string; reply_count: number; last_reply_at: Date; unread_reply_count: string }>`
+    select t.root_id, t.reply_count, t.last_reply_at,
+      (select count(*) from messages r
+        where r.thread_id = t.root_id and r.id > tm.last_read_reply_id and r.sender_id <> ${userId} and r.deleted_at is null) as unread_reply_count
+    from thread_members tm
+    join threads t on t.root_id = tm.root_id
+    join participants p on p.conversation_id = t.conversation_id and p.user_id = ${userId}
+    where tm.user_id = ${userId} and t.reply_count > 0 and t.last_reply_at is not null ${after}
+    order by t.last_reply_at desc, t.root_id desc
+    limit ${options.limit}`.execute(db);
+  return rows.map((r) => ({ root_id: Number(r.root_id), reply_count: r.reply_count, last_reply_at: new Date(r.last_reply_at), unread_reply_count: Number(r.unread_reply_count) }));
+}
+
+/** Marks a thread read by a user up to its newest reply (never backwards); returns that reply's id (0: none). */
+export async function readThread(db: DB, rootId: number, userId: number, at: Date): Promise<number> {
+  const { rows } = await sql<{ last_read_reply_id: string }>`
+    insert into thread_members (root_id, user_id, last_read_reply_id, last_read_at)
+    values (${rootId}, ${userId}, coalesce((select max(id) from messages where thread_id = ${rootId}), 0), ${at})
+    on conflict (root_id, user_id) do update set
+      last_read_reply_id = greatest(thread_members.last_read_reply_id, excluded.last_read_reply_id),
+      last_read_at = excluded.last_read_at
+    returning last_read_reply_id`.execute(db);
+  return Number(rows[0]!.last_read_reply_id);
+}
