@@ -3,7 +3,8 @@
 // CSP violations) and demo sign-in as chat-client.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
@@ -27,7 +28,13 @@ export async function seeText(locator: Locator, text: string | RegExp): Promise<
 }
 
 export interface Harness {
+  /** The running Parley; a new one after restartApp(). */
   app: TestApp;
+  /**
+   * Stops Parley (as a deployment does: sockets closed with 4200) and starts a new one on the same port with the
+   * same data directory (PGlite, secrets): tokens and pages stay valid. `whileDown` runs in between.
+   */
+  restartApp(whileDown?: () => Promise<void>): Promise<void>;
   browser: Browser;
   /** Page errors and CSP violations of every page; a test's end asserts it is empty. */
   pageErrors: string[];
@@ -39,7 +46,10 @@ export interface Harness {
 
 export async function startHarness(): Promise<Harness> {
   buildWebClient();
-  const app = await startTestApp({ env: { CHAT_DEMO: '1' } });
+  // A data directory of our own (startTestApp removes only the one it made), so a restart keeps the database.
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-web-'));
+  const env = { CHAT_DEMO: '1', CHAT_DATA_DIR: dataDir };
+  let app = await startTestApp({ env });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -47,7 +57,15 @@ export async function startHarness(): Promise<Harness> {
   });
   const pageErrors: string[] = [];
   return {
-    app,
+    get app() {
+      return app;
+    },
+    async restartApp(whileDown) {
+      const port = app.port;
+      await app.close();
+      await whileDown?.();
+      app = await startTestApp({ env: { ...env, PORT: String(port) } });
+    },
     browser,
     pageErrors,
     async openPage() {
@@ -73,6 +91,7 @@ export async function startHarness(): Promise<Harness> {
     async close() {
       await browser.close();
       await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -139,15 +139,69 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
     authEndpoint: `${API_BASE}/broadcasting/auth`,
     auth: { headers: { Authorization: `Bearer ${token}` } },
   });
-  const connection = echo.connector.pusher.connection;
+  const pusher = echo.connector.pusher;
+  const connection = pusher.connection;
   const handlers = new Listeners();
   const resubscribed: (() => void)[] = [];
   const listeners: ((state: ConnectionState, reconnected: boolean) => void)[] = [];
   let everConnected = false;
+  let reported: ConnectionState | null = null;
+  const report = (state: ConnectionState, reconnected: boolean) => {
+    reported = state;
+    for (const listener of listeners) listener(state, reconnected);
+  };
+
+  // Back soon after the server is: once a connection was lost, pusher-js waits 1 s and then lets each attempt time
+  // out with growing limits (15 s up to 60 s), so a page could stay "Reconnecting…" long after a restarted server
+  // answers again. Instead a fresh attempt starts every second for the first 10 attempts, then after 2, 4, 8 and
+  // at most 15 s; and at once when the browser is back online or the tab is shown again.
+  let forcing = false;
+  let stopped = false;
+  let attempts = 0;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  const lost = () => everConnected && !stopped && connection.state !== 'connected';
+  const retryLater = () => {
+    clearTimeout(retryTimer);
+    const delay = attempts < 10 ? 1_000 : Math.min(15_000, 1_000 * 2 ** (attempts - 9));
+    retryTimer = setTimeout(retryNow, delay);
+  };
+  function retryNow(): void {
+    clearTimeout(retryTimer);
+    retryTimer = undefined;
+    if (!lost()) return;
+    attempts += 1;
+    forcing = true; // the 'disconnected' in between is ours, not news
+    try {
+      pusher.disconnect();
+      pusher.connect();
+    } finally {
+      forcing = false;
+    }
+    const state = connection.state as ConnectionState;
+    if (state !== reported) report(state, false);
+    retryLater();
+  }
+  const soon = () => {
+    if (!lost()) return;
+    attempts = 0;
+    retryNow();
+  };
+  const onVisible = () => document.visibilityState === 'visible' && soon();
+  window.addEventListener('online', soon);
+  document.addEventListener('visibilitychange', onVisible);
+
   connection.bind('state_change', ({ current }: { current: ConnectionState }) => {
+    if (forcing) return;
     const reconnected = current === 'connected' && everConnected;
-    if (current === 'connected') everConnected = true;
-    for (const listener of listeners) listener(current, reconnected);
+    if (current === 'connected') {
+      everConnected = true;
+      attempts = 0;
+      clearTimeout(retryTimer);
+      retryTimer = undefined;
+    } else if (lost() && retryTimer === undefined) {
+      retryLater();
+    }
+    report(current, reconnected);
   });
 
   return {
@@ -188,6 +242,10 @@ export function connectRealtime(config: ClientConfig, token: string): Realtime {
       resubscribed.push(listener);
     },
     disconnect() {
+      stopped = true;
+      clearTimeout(retryTimer);
+      window.removeEventListener('online', soon);
+      document.removeEventListener('visibilitychange', onVisible);
       echo.disconnect();
     },
   };
