@@ -11,6 +11,8 @@ export const ERRORS = {
   /** Answered by the HTTP layer itself (http/timeouts.ts): a request that arrived too slowly. */
   request_timeout: 408,
   conflict: 409,
+  /** v1.2: a 51st pinned message in a conversation, or an 11th pinned conversation in an inbox. */
+  too_many_pins: 409,
   /** GET /sync with a cursor older than CHAT_SYNC_RETENTION_S: reload, then sync from a new cursor. */
   cursor_expired: 410,
   payload_too_large: 413,

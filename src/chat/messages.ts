@@ -394,6 +394,10 @@ export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: n
     }
     await softDelete(trx, message, now);
     emit(event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id }));
+    // A deleted message is unpinned: a pinned bar drops it.
+    if (message.pinned_at !== null) {
+      emit(event('MessagePinned', conversation.id, { conversation_id: conversation.id, message_id: messageId, pinned: false, pinned_at: null, pinned_by: null }));
+    }
     if (message.thread_id === null) inboxChanged(conversation.id);
     else {
       // A reply in a thread: the thread's counts follow.

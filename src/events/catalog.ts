@@ -45,6 +45,8 @@ export interface EventPayloads {
   ThreadReplySent: { conversation_id: number; thread_id: number; message: MessageResource & { thread_id: number } };
   /** v1.2: a thread's counts after a reply (or a reply's deletion). */
   ThreadUpdated: ThreadSummary & { conversation_id: number; thread_id: number };
+  /** v1.2: a message pinned or unpinned (pinned_at and pinned_by null once unpinned). */
+  MessagePinned: { conversation_id: number; message_id: number; pinned: boolean; pinned_by: number | null; pinned_at: string | null };
   /** v1.2: a user read a thread up to now. */
   ThreadRead: { conversation_id: number; thread_id: number; user_id: number; read_at: string };
 }
@@ -75,6 +77,7 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   ThreadReplySent: { broadcastAs: 'ThreadReplySent', channel: 'conversation' },
   ThreadUpdated: { broadcastAs: 'ThreadUpdated', channel: 'conversation' },
   ThreadRead: { broadcastAs: 'ThreadRead', channel: 'conversation' },
+  MessagePinned: { broadcastAs: 'MessagePinned', channel: 'conversation' },
 };
 
 /** Every chat channel's name starts with this: Echo's private('chat.…'). */

@@ -28,6 +28,7 @@ import { searchRoutes } from './routes/search.js';
 import { serverRoutes } from './routes/server.js';
 import { syncRoutes } from './routes/sync.js';
 import { threadRoutes } from './routes/threads.js';
+import { pinRoutes } from './routes/pins.js';
 import { userRoutes } from './routes/users.js';
 import { webRoutes } from './routes/web.js';
 
@@ -125,7 +126,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes]) {
         await users.register(routes, deps);
       }
     });

@@ -27,6 +27,7 @@ export const WEBHOOK_TYPES = new Set([
   'UserBlockChanged',
   'UserPresenceChanged',
   'ThreadReplySent',
+  'MessagePinned',
 ]);
 
 /** What a webhook row's payload holds: the event's data as broadcast; MessageSent also its recipients. */

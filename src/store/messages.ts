@@ -219,7 +219,8 @@ export async function editBody(db: DB, messageId: number, body: string | null, n
 export async function softDelete(db: DB, message: Pick<Message, 'id' | 'conversation_id' | 'sender_id' | 'thread_id'>, now: Date): Promise<boolean> {
   const deleted = await db
     .updateTable('messages')
-    .set({ deleted_at: now })
+    // A deleted message is unpinned.
+    .set({ deleted_at: now, pinned_at: null, pinned_by: null })
     .where('id', '=', message.id)
     .where('deleted_at', 'is', null)
     .returning('id')
