@@ -271,7 +271,7 @@ describe('web client in Chromium', { skip }, () => {
   test('groups: create, rename, add, change a role; a removed member’s page shows it', async () => {
     await alice.getByRole('button', { name: 'New group' }).click();
     await alice.getByLabel('Group name').fill('Team');
-    await alice.getByLabel('Members (user ids)').fill('2');
+    await alice.getByLabel('Members', { exact: true }).fill('2');
     await alice.getByRole('button', { name: 'Create group' }).click();
     await seeText(alice.locator('#thread-title'), 'Team');
     groupId = Number(await alice.locator('.thread').getAttribute('data-conversation-id'));
@@ -289,7 +289,7 @@ describe('web client in Chromium', { skip }, () => {
     await dialog.getByLabel('Group name').fill('Core team');
     await dialog.getByRole('button', { name: 'Rename' }).click();
     await seeText(bob.locator('#thread-title'), 'Core team');
-    await dialog.getByLabel('Add members (user ids)').fill('3');
+    await dialog.getByLabel('Add members', { exact: true }).fill('3');
     await dialog.getByRole('button', { name: 'Add', exact: true }).click();
     await seeText(bob.locator('.system-note'), 'Alice added Carol');
     await dialog.getByLabel('Role of Bob').selectOption('admin');

@@ -3,7 +3,8 @@
 // gets no events for its own requests (X-Socket-ID).
 import { describeError } from './api.js';
 import type { ChatStore } from './store.js';
-import { confirmAction, h, modal, parseIds, toast } from './dom.js';
+import { confirmAction, h, modal, toast } from './dom.js';
+import { peoplePicker } from './people.js';
 import type { Conversation, GroupParticipantsChangedEvent, Message, Participant, Role, User } from './types.js';
 
 /** Runs a form's action with its submit button disabled, showing the API's error in the dialog. */
@@ -26,20 +27,18 @@ function handleSubmit(form: HTMLFormElement, showError: (text: string) => void, 
 export function newGroupDialog(store: ChatStore): void {
   modal('New group', (dialog, showError) => {
     const name = h('input', { id: 'group-name', name: 'name', type: 'text', required: true, maxlength: 100 });
-    const members = h('input', { id: 'group-members', name: 'user_ids', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 2, 3', 'aria-describedby': 'group-members-help' });
+    const members = peoplePicker(store, { id: 'group-members', label: 'Members', hint: 'Type the beginning of a name (or a user id). You can add more later.' }, showError);
     const form = h(
       'form',
       { className: 'stack' },
       h('label', { for: 'group-name' }, 'Group name'),
       name,
-      h('label', { for: 'group-members' }, 'Members (user ids)'),
-      members,
-      h('p', { className: 'hint', id: 'group-members-help' }, 'Separated by commas or spaces. You can add more later.'),
+      members.element,
       h('div', { className: 'dialog-actions' }, h('button', { type: 'submit' }, 'Create group')),
     );
     handleSubmit(form, showError, async () => {
-      const ids = parseIds(members.value);
-      if (ids === null) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
+      const ids = members.ids();
+      if (ids === null) return showError('Pick people from the list, or type user ids (whole numbers).');
       const { data } = await store.api.post<{ data: Conversation }>('/groups', { name: name.value, user_ids: ids });
       store.upsertConversation(data);
       dialog.close();
@@ -110,16 +109,15 @@ function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialog
   );
 
   // Add members.
-  const addInput = h('input', { id: 'settings-add', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 4, 5', required: true });
-  const add = h(
-    'form',
-    { className: 'stack' },
-    h('label', { for: 'settings-add' }, 'Add members (user ids)'),
-    h('div', { className: 'row' }, addInput, h('button', { type: 'submit', id: 'settings-add-button' }, 'Add')),
+  const picker = peoplePicker(
+    store,
+    { id: 'settings-add', label: 'Add members', hint: 'Type the beginning of a name (or a user id).', exclude: () => group.participants_preview.map((p) => p.id) },
+    showError,
   );
+  const add = h('form', { className: 'stack' }, picker.element, h('div', { className: 'dialog-actions' }, h('button', { type: 'submit', id: 'settings-add-button' }, 'Add')));
   handleSubmit(add, showError, async () => {
-    const ids = parseIds(addInput.value);
-    if (ids === null || ids.length === 0) return showError('Member ids are positive whole numbers, separated by commas or spaces.');
+    const ids = picker.ids();
+    if (ids === null || ids.length === 0) return showError('Pick people from the list, or type user ids (whole numbers).');
     const { data } = await store.api.post<{ data: Conversation }>(`/groups/${group.id}/participants`, { user_ids: ids });
     store.upsertConversation(data);
     ownChange(store, data, 'added', ids);
@@ -234,19 +232,20 @@ export function blocksDialog(store: ChatStore): void {
     dialog.addEventListener('close', off);
     void render();
 
-    const input = h('input', { id: 'block-user-id', type: 'number', min: 1, step: 1, required: true, inputmode: 'numeric' });
+    const picker = peoplePicker(store, { id: 'block-user', label: 'Block someone', hint: 'Type the beginning of their name (or their user id).', single: true }, showError);
     const form = h(
       'form',
       { className: 'stack' },
-      h('label', { for: 'block-user-id' }, 'Block a user (user id)'),
-      h('div', { className: 'row' }, input, h('button', { type: 'submit', className: 'danger' }, 'Block')),
+      picker.element,
+      h('div', { className: 'dialog-actions' }, h('button', { type: 'submit', className: 'danger' }, 'Block')),
       h('p', { className: 'hint' }, 'Neither of you can send direct messages while the block is in place. Groups are not affected.'),
     );
     handleSubmit(form, showError, async () => {
-      const userId = Number(input.value);
+      const [userId] = picker.ids() ?? [];
+      if (userId === undefined) return showError('Pick someone from the list, or type a user id.');
       const { data } = await store.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
       store.applyBlocks(data.messaging_blocked_user_ids, { userId, blocked: true });
-      input.value = '';
+      picker.clear();
     });
     return [list, form];
   });

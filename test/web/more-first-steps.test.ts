@@ -1,0 +1,92 @@
+// What first-time users tripped over, continued (first-steps.test.ts has the first part), in Chromium: New group,
+// Add members and Block find people by name instead of asking for user ids.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { item, openDirectPair, seeText, skip, startHarness, type Harness } from './browser.js';
+
+describe('web client: more first steps', { skip }, () => {
+  let harness: Harness;
+  let alice: Page;
+  let bob: Page;
+  let directId = 0;
+
+  before(async () => {
+    harness = await startHarness();
+    ({ alice, bob, conversationId: directId } = await openDirectPair(harness));
+    for (const [id, name] of [
+      [3, 'Carol Jones'],
+      [4, 'Dave Smith'],
+      [5, 'Chloé Martin'],
+    ] as const) {
+      await harness.app.token(id, name);
+      await harness.app.request(id, 'GET', '/conversations'); // the user exists from their first request
+    }
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  const api = (userId: number, method: string, path: string, body?: unknown) => harness.app.request(userId, method, path, body);
+  const found = (page: Page) => page.locator('dialog[open] .people-results button.person');
+  const chips = (page: Page) => page.locator('dialog[open] .picked .chip');
+
+  test('New group, Add members and Block pick people by name', async () => {
+    // New group: two people chosen by name, one of them with Enter.
+    await alice.getByRole('button', { name: 'New group' }).click();
+    await alice.getByLabel('Group name').fill('Picnic');
+    const members = alice.getByLabel('Members', { exact: true });
+    await members.fill('ch');
+    await seeText(found(alice), 'Chloé Martin');
+    assert.deepEqual(await found(alice).allTextContents(), ['CMChloé Martin']);
+    await members.press('Enter');
+    await members.fill('car');
+    await found(alice).filter({ hasText: 'Carol Jones' }).click();
+    assert.deepEqual(await chips(alice).locator('span:not(.avatar)').allTextContents(), ['Chloé Martin', 'Carol Jones']);
+    await members.fill('bo');
+    await found(alice).filter({ hasText: 'Bob' }).click();
+    await alice.getByRole('button', { name: 'Take Carol Jones off' }).click();
+    assert.deepEqual(await chips(alice).locator('span:not(.avatar)').allTextContents(), ['Chloé Martin', 'Bob']);
+    await alice.getByRole('button', { name: 'Create group' }).click();
+    await seeText(alice.locator('#thread-title'), 'Picnic');
+    const groupId = Number(await alice.locator('.thread').getAttribute('data-conversation-id'));
+    const { body: group } = await api(1, 'GET', `/conversations/${groupId}`);
+    assert.deepEqual(group.data.participants_preview.map((p: { id: number }) => p.id).sort(), [1, 2, 5]);
+
+    // Add members: members already in the group are not offered.
+    await alice.getByRole('button', { name: 'Group settings' }).click();
+    const add = alice.locator('dialog[open]').getByLabel('Add members', { exact: true });
+    await add.fill('c');
+    await seeText(found(alice), 'Carol Jones');
+    assert.deepEqual(await found(alice).allTextContents(), ['CJCarol Jones'], 'Chloé is a member already');
+    await add.press('Enter');
+    await alice.locator('dialog[open]').getByRole('button', { name: 'Add', exact: true }).click();
+    await alice.locator('dialog[open] .member[data-user-id="3"]').waitFor();
+    await seeText(alice.locator('.system-note'), 'You added Carol Jones');
+    await alice.keyboard.press('Escape');
+
+    // A user id still works.
+    await alice.getByRole('button', { name: 'Group settings' }).click();
+    await alice.locator('dialog[open]').getByLabel('Add members', { exact: true }).fill('4');
+    await alice.locator('dialog[open]').getByRole('button', { name: 'Add', exact: true }).click();
+    await alice.locator('dialog[open] .member[data-user-id="4"]').waitFor();
+    await alice.keyboard.press('Escape');
+
+    // Block: by name.
+    await bob.getByRole('button', { name: 'Blocked' }).click();
+    const block = bob.getByLabel('Block someone');
+    await block.fill('ali');
+    await found(bob).filter({ hasText: 'Alice' }).click();
+    await bob.locator('dialog[open]').getByRole('button', { name: 'Block', exact: true }).click();
+    await seeText(bob.locator('#blocked-list'), 'Alice');
+    assert.equal(await chips(bob).count(), 0, 'the choice is cleared after blocking');
+    await bob.locator('#blocked-list').getByRole('button', { name: 'Unblock Alice' }).click();
+    await seeText(bob.locator('#blocked-list'), 'You have not blocked anyone.');
+    await bob.keyboard.press('Escape');
+    assert.equal((await api(2, 'GET', '/blocks')).body.data.length, 0);
+    assert.ok(directId > 0);
+    await item(bob, 'Alice').waitFor();
+    assert.deepEqual(harness.pageErrors, []);
+  });
+});
