@@ -1,5 +1,6 @@
 // What first-time users tripped over, continued (first-steps.test.ts has the first part), in Chromium: New group,
-// Add members and Block find people by name instead of asking for user ids.
+// Add members and Block find people by name instead of asking for user ids; a direct conversation's header says
+// "online" or when the other was last seen.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -87,6 +88,29 @@ describe('web client: more first steps', { skip }, () => {
     assert.equal((await api(2, 'GET', '/blocks')).body.data.length, 0);
     assert.ok(directId > 0);
     await item(bob, 'Alice').waitFor();
+    assert.deepEqual(harness.pageErrors, []);
+  });
+
+  test('a direct conversation’s header: "online", then "last seen just now", and minutes later "last seen 5 min ago"', async () => {
+    const dave = await harness.openPage();
+    await dave.clock.install(); // the page's own clock, running as usual until fast-forwarded
+    const carol = await harness.openPage();
+    await harness.signIn(dave, 4, 'Dave Smith');
+    await harness.signIn(carol, 3, 'Carol Jones');
+    await api(4, 'POST', '/conversations', { user_id: 3 });
+    await item(dave, 'Carol Jones').click();
+    await seeText(dave.locator('#thread-subtitle'), /^online$/);
+
+    await carol.goto('about:blank'); // pagehide: the offline signal
+    await seeText(dave.locator('#thread-subtitle'), /^last seen just now$/);
+    await dave.clock.fastForward('05:05');
+    await seeText(dave.locator('#thread-subtitle'), /^last seen 5 min ago$/);
+
+    // After a reload too, from GET /presence's last_seen_at (the page's clock stays 5 minutes ahead).
+    await dave.reload();
+    await seeText(dave.locator('#thread-subtitle'), /^last seen 5 min ago$/);
+    await dave.context().close();
+    await carol.context().close();
     assert.deepEqual(harness.pageErrors, []);
   });
 });

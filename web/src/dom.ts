@@ -76,6 +76,16 @@ export function shortTime(iso: string): string {
   return date.toDateString() === new Date().toDateString() ? timeFormat.format(date) : dateFormat.format(date);
 }
 
+/** A direct conversation's header for someone offline: "last seen just now", "… 5 min ago", "… today at 09:30",
+ * "… yesterday at 18:02", "… on Friday, 20 November". */
+export function lastSeen(iso: string): string {
+  const minutes = Math.floor((Date.now() - Date.parse(iso)) / 60_000);
+  if (minutes < 1) return 'last seen just now';
+  if (minutes < 60) return `last seen ${minutes} min ago`;
+  const day = dayLabel(iso);
+  return day === 'Today' || day === 'Yesterday' ? `last seen ${day.toLowerCase()} at ${timeFormat.format(new Date(iso))}` : `last seen on ${day}`;
+}
+
 export function longTime(iso: string): string {
   return fullFormat.format(new Date(iso));
 }

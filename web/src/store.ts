@@ -31,6 +31,8 @@ export class ChatStore {
   private inboxCursor: string | null = null;
   private inboxLoaded = false;
   private readonly online = new Map<number, boolean>();
+  /** GET /presence's last_seen_at: the last heartbeat or offline signal. */
+  private readonly seen = new Map<number, string | null>();
   private readonly blockedByMe = new Set<number>();
   /** Everyone I cannot message directly, blocked either way. */
   private messagingBlocked = new Set<number>();
@@ -77,6 +79,11 @@ export class ChatStore {
   /** null while nothing is known about the user. */
   isOnline(userId: number): boolean | null {
     return this.online.get(userId) ?? null;
+  }
+
+  /** When the user was last online (an ISO time), null when unknown. */
+  lastSeenAt(userId: number): string | null {
+    return this.seen.get(userId) ?? null;
   }
 
   hasBlocked(userId: number): boolean {
@@ -300,7 +307,10 @@ export class ChatStore {
     for (let i = 0; i < ids.length; i += 100) {
       try {
         const { data } = await this.api.get<{ data: Presence[] }>(`/presence?user_ids=${ids.slice(i, i + 100).join(',')}`);
-        for (const p of data) this.online.set(p.user_id, p.is_online);
+        for (const p of data) {
+          this.online.set(p.user_id, p.is_online);
+          this.seen.set(p.user_id, p.last_seen_at);
+        }
       } catch {
         /* someone no longer shares a conversation (403): their dot stays as it was */
       }
@@ -310,7 +320,10 @@ export class ChatStore {
 
   setOnline(userId: number, online: boolean): void {
     this.online.set(userId, online);
+    // Gone now, or 70 s after the last heartbeat: the event does not say when, GET /presence does.
+    if (!online) this.seen.set(userId, new Date().toISOString());
     this.emit({ kind: 'presence' });
+    if (!online) void this.refreshPresence([userId]);
   }
 
   // ---- blocks ----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import type { ApiError } from './api.js';
 import { describeError } from './api.js';
 import { Composer } from './composer.js';
 import { forwardDialog, groupSettingsDialog } from './dialogs.js';
-import { announce, avatar, confirmAction, h, labelledIconButton, toast } from './dom.js';
+import { announce, avatar, confirmAction, h, labelledIconButton, lastSeen, toast } from './dom.js';
 import { MessageList } from './message-list.js';
 import { muteToggle } from './mute.js';
 import { Receipts } from './receipts.js';
@@ -100,6 +100,14 @@ export class ThreadView {
     };
     document.addEventListener('visibilitychange', onVisible);
     this.cleanups.push(() => document.removeEventListener('visibilitychange', onVisible));
+    // "last seen 5 min ago" stays true as time passes.
+    const ticking = setInterval(() => {
+      const conversation = this.conversation();
+      const partner = conversation && this.store.partner(conversation);
+      const subtitle = this.header.querySelector('#thread-subtitle');
+      if (partner && subtitle) subtitle.textContent = this.presenceText(partner.id);
+    }, 20_000);
+    this.cleanups.push(() => clearInterval(ticking));
   }
 
   private conversation(): Conversation | undefined {
@@ -330,9 +338,7 @@ export class ThreadView {
     const partner = this.store.partner(conversation);
     const online = partner ? (this.store.isOnline(partner.id) ?? false) : null;
     const subtitle = partner
-      ? online
-        ? 'Online'
-        : 'Offline'
+      ? this.presenceText(partner.id)
       : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.store.me.id ? 'you' : this.store.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
     const actions: HTMLElement[] = [muteToggle(this.store, conversation)];
     if (conversation.type === 'group') {
@@ -351,6 +357,13 @@ export class ThreadView {
       h('div', { className: 'thread-heading' }, h('h2', { id: 'thread-title' }, this.store.title(conversation)), h('p', { className: 'subtitle', id: 'thread-subtitle' }, subtitle)),
       h('div', { className: 'thread-actions' }, ...actions),
     );
+  }
+
+  /** "online", "last seen 5 min ago", or "offline" when the server knows no time. */
+  private presenceText(userId: number): string {
+    if (this.store.isOnline(userId)) return 'online';
+    const at = this.store.lastSeenAt(userId);
+    return at ? lastSeen(at) : 'offline';
   }
 
   private async toggleBlock(userId: number, name: string, blocked: boolean): Promise<void> {
