@@ -1,10 +1,10 @@
 // What first-time users tripped over, continued (first-steps.test.ts has the first part), in Chromium: New group,
 // Add members and Block find people by name instead of asking for user ids; a direct conversation's header says
-// "online" or when the other was last seen.
+// "online" or when the other was last seen; reactions beyond the six common ones from a searchable emoji list.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { item, openDirectPair, seeText, skip, startHarness, type Harness } from './browser.js';
+import { item, message, openDirectPair, seeText, skip, startHarness, type Harness } from './browser.js';
 
 describe('web client: more first steps', { skip }, () => {
   let harness: Harness;
@@ -111,6 +111,52 @@ describe('web client: more first steps', { skip }, () => {
     await seeText(dave.locator('#thread-subtitle'), /^last seen 5 min ago$/);
     await dave.context().close();
     await carol.context().close();
+    assert.deepEqual(harness.pageErrors, []);
+  });
+
+  test('more than six reactions: "More reactions" searches a list of emoji by name', async () => {
+    await item(alice, 'Bob').click();
+    await item(bob, 'Alice').click();
+    await api(1, 'POST', `/conversations/${directId}/messages`, { body: 'Guess what I saw today' });
+    const onBob = message(bob, 'Guess what I saw today');
+    const onAlice = message(alice, 'Guess what I saw today');
+    await onBob.waitFor();
+    const openPicker = async () => {
+      await onBob.hover();
+      await onBob.getByRole('button', { name: 'React to message from Alice' }).click();
+    };
+    // The six common ones first.
+    for (const emoji of ['👍', '❤️', '😂', '🎉', '😮', '😢']) {
+      await openPicker();
+      await onBob.getByRole('button', { name: `React with ${emoji}` }).click();
+      await onBob.locator(`.reaction[data-emoji="${emoji}"]`).waitFor();
+    }
+    // A seventh, found by name.
+    await openPicker();
+    await onBob.getByRole('button', { name: 'More reactions' }).click();
+    const search = onBob.getByRole('searchbox', { name: 'Search emoji' });
+    await search.waitFor();
+    assert.ok(await search.evaluate((el) => el === document.activeElement), 'the search box has the focus');
+    const shown = () => onBob.locator('.emoji-grid button').allTextContents();
+    assert.ok((await shown()).length >= 100, 'all of them while the box is empty');
+    await search.fill('hea');
+    const hearts = await shown();
+    assert.ok(hearts.includes('❤️') && hearts.includes('💜') && hearts.includes('😍') && !hearts.includes('🦄'), hearts.join(' '));
+    await search.fill('uni');
+    assert.deepEqual(await shown(), ['🦄']);
+    await onBob.getByRole('button', { name: 'unicorn' }).click();
+    await onAlice.locator('.reaction[data-emoji="🦄"]').waitFor();
+    assert.equal(await onAlice.locator('.reaction').count(), 7);
+
+    // Enter takes the first found; nothing found says so.
+    await openPicker();
+    await onBob.getByRole('button', { name: 'More reactions' }).click();
+    await search.fill('zzzz');
+    await seeText(onBob.locator('.emoji-grid'), 'No emoji found.');
+    await search.fill('rock');
+    await search.press('Enter');
+    await onAlice.locator('.reaction[data-emoji="🚀"]').waitFor();
+    assert.equal(await onBob.locator('.reaction-picker').isHidden(), true, 'the picker closes after a choice');
     assert.deepEqual(harness.pageErrors, []);
   });
 });
