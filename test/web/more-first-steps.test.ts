@@ -1,6 +1,7 @@
 // What first-time users tripped over, continued (first-steps.test.ts has the first part), in Chromium: New group,
 // Add members and Block find people by name instead of asking for user ids; a direct conversation's header says
-// "online" or when the other was last seen; reactions beyond the six common ones from a searchable emoji list.
+// "online" or when the other was last seen; reactions beyond the six common ones from a searchable emoji list;
+// notices never over a conversation's header; the notifications button one short line.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -157,6 +158,50 @@ describe('web client: more first steps', { skip }, () => {
     await search.press('Enter');
     await onAlice.locator('.reaction[data-emoji="🚀"]').waitFor();
     assert.equal(await onBob.locator('.reaction-picker').isHidden(), true, 'the picker closes after a choice');
+    assert.deepEqual(harness.pageErrors, []);
+  });
+
+  test('a notice never covers the header of the conversation opened next, nor the composer; the notifications button stays one short line', async () => {
+    type Box = { x: number; y: number; width: number; height: number };
+    const overlap = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
+    await api(3, 'POST', '/conversations', { user_id: 2 }); // the conversation Bob opens next
+    for (const viewport of [null, { width: 390, height: 844 }]) {
+      if (viewport) {
+        await bob.setViewportSize(viewport);
+        await bob.getByRole('button', { name: 'Back to conversations' }).first().click();
+      }
+      // Bob is removed from a group he is not looking at: a notice says so.
+      const { body } = await api(1, 'POST', '/groups', { name: `Quiz ${viewport ? 'phone' : 'desk'}`, user_ids: [2] });
+      await item(bob, 'Alice').click();
+      await bob.locator('.thread-header').waitFor();
+      await api(1, 'DELETE', `/groups/${body.data.id}/participants/2`);
+      const notice = bob.locator('#toasts .toast', { hasText: 'You were removed from' });
+      await notice.waitFor();
+      // Bob opens the next conversation while the notice is up.
+      if (viewport) await bob.getByRole('button', { name: 'Back to conversations' }).first().click();
+      await item(bob, 'Carol Jones').click();
+      await seeText(bob.locator('#thread-title'), 'Carol Jones');
+      assert.ok(await notice.isVisible(), 'the notice is still up');
+      const toast = await box(bob, '#toasts .toast');
+      for (const selector of ['.thread-header', 'form.composer']) {
+        assert.ok(!overlap(toast, await box(bob, selector)), `${viewport ? 'phone' : 'desktop'}: the notice ${JSON.stringify(toast)} is clear of ${selector} ${JSON.stringify(await box(bob, selector))}`);
+      }
+      if (!viewport) assert.ok(!overlap(toast, await box(bob, '.sidebar')), 'desktop: clear of the sidebar');
+      await notice.getByRole('button', { name: 'Dismiss' }).click();
+    }
+    await bob.setViewportSize({ width: 1180, height: 760 });
+    await bob.getByRole('button', { name: 'Back to conversations' }).first().click().catch(() => {});
+
+    // Notifications: refused by the browser, the button says so in two words, the reason is its tooltip and a notice.
+    const push = bob.locator('#push-toggle');
+    const before = await push.boundingBox();
+    await push.click();
+    await seeText(push, /^Notifications (blocked|failed)$/);
+    assert.ok(((await push.getAttribute('title')) ?? '').length > 0, 'the reason is the tooltip');
+    await bob.locator('#toasts .toast').first().waitFor();
+    const after = await push.boundingBox();
+    assert.equal(after?.height, before?.height, 'still one line');
     assert.deepEqual(harness.pageErrors, []);
   });
 });

@@ -205,6 +205,8 @@ export class ChatApp {
   }
 
   private membershipRevoked(event: GroupMembershipRevokedEvent): void {
+    // Already gone (the live event, then the same change caught up over /sync): said once.
+    if (!this.store.conversation(event.conversation_id)) return;
     const name = this.store.conversation(event.conversation_id)?.name ?? 'the group';
     const notice =
       event.reason === 'removed' ? `You were removed from “${name}”.` : event.reason === 'left' ? `You left “${name}”.` : `“${name}” was deleted.`;

@@ -138,6 +138,14 @@ export function toast(text: string, kind: 'error' | 'info' = 'error'): void {
   const close = h('button', { type: 'button', className: 'icon-button', 'aria-label': 'Dismiss' }, '×');
   const item = h('div', { className: `toast ${kind}` }, h('span', {}, text), close);
   close.addEventListener('click', () => item.remove());
+  // Over the conversation's pane, below where its header is (whichever conversation is opened next): never over
+  // the header's title and buttons, nor the sidebar, nor the composer at the bottom.
+  const pane = document.querySelector('.thread-pane')?.getBoundingClientRect();
+  region.classList.toggle('over-pane', !!pane && pane.width > 0);
+  if (pane && pane.width > 0) {
+    region.style.setProperty('--pane-center', `${pane.left + pane.width / 2}px`);
+    region.style.setProperty('--pane-width', `${pane.width}px`);
+  }
   region.append(item);
   setTimeout(() => item.remove(), kind === 'error' ? 8000 : 5000);
 }

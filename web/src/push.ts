@@ -2,7 +2,7 @@
 // the subscription saved with POST /push/subscriptions, removed on sign-out. The service worker is
 // web/public/sw.js. See docs/notifications.md ("Web Push") and docs/api.md ("Push").
 import { API_BASE } from './api.js';
-import { h } from './dom.js';
+import { h, toast } from './dom.js';
 
 const SW_URL = '/sw.js';
 
@@ -71,7 +71,9 @@ export function pushButton(token: string): HTMLButtonElement | null {
   let on = false;
   let failure = '';
   const show = () => {
-    button.textContent = (on ? 'Notifications on' : 'Enable notifications') + (failure ? ` (${failure})` : '');
+    // One short line in the sidebar: the reason of a failure is the tooltip, and said once as a notice.
+    button.textContent = on ? 'Notifications on' : failure ? (Notification.permission === 'denied' ? 'Notifications blocked' : 'Notifications failed') : 'Enable notifications';
+    button.title = failure;
     button.setAttribute('aria-pressed', String(on));
   };
   void currentSubscription().then((s) => {
@@ -87,6 +89,7 @@ export function pushButton(token: string): HTMLButtonElement | null {
       failure = '';
     } catch (err) {
       failure = (err as Error).message;
+      toast(failure);
     } finally {
       button.disabled = false;
       show();
