@@ -1,8 +1,8 @@
 // The inbox, a single conversation, and find-or-create of direct conversations.
-import { findDirect, inboxPage, insertDirect } from '../store/conversations.js';
+import { findDirect, inboxPage, insertDirect, type InboxPosition } from '../store/conversations.js';
 import { lockUsers } from '../store/locks.js';
-import { setMute } from '../store/participants.js';
-import { conversationView, loadSharedConversations } from '../store/read-model.js';
+import { ownLastMessages } from '../store/own-state.js';
+import { conversationView, loadSharedConversations, type SharedConversation } from '../store/read-model.js';
 import type { ConversationView } from './resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
@@ -15,26 +15,30 @@ export interface Page<T> {
   readonly next_cursor: string | null;
 }
 
-/** Inbox cursor: the last item's activity time and id, so paging is stable while new activity arrives. */
-const encodeCursor = (at: Date, id: number): string => Buffer.from(`${at.getTime()}:${id}`).toString('base64url');
+/**
+ * Inbox cursor: the last item's activity time (or, among the pinned, its pinning time: "p" first) and id, so
+ * paging is stable while new activity arrives.
+ */
+const encodeCursor = (position: InboxPosition): string => Buffer.from(`${position.pinned ? 'p' : ''}${position.at.getTime()}:${position.id}`).toString('base64url');
 /** The last instant of year 9999: later times do not survive the trip to the database as an ISO string. */
 const MAX_CURSOR_TIME = 253_402_300_799_999;
-function decodeCursor(cursor: string): { at: Date; id: number } {
-  const match = /^(\d{1,15}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  const at = match ? Number(match[1]) : NaN;
-  const id = match ? Number(match[2]) : NaN;
+function decodeCursor(cursor: string): InboxPosition {
+  const match = /^(p?)(\d{1,15}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  const at = match ? Number(match[2]) : NaN;
+  const id = match ? Number(match[3]) : NaN;
   if (!(at <= MAX_CURSOR_TIME) || !Number.isSafeInteger(id)) throw invalid('cursor', 'The cursor is not one this API returned.');
-  return { at: new Date(at), id };
+  return { pinned: match![1] === 'p', at: new Date(at), id };
 }
 
 /**
- * The user's conversations, newest activity first: four queries whatever the page size, in one snapshot with the
- * change feed's position (sync_cursor), so syncing from it misses nothing the page does not show.
+ * The user's conversations, the pinned first, then newest activity first (or the archived ones): a constant number
+ * of queries whatever the page size, in one snapshot with the change feed's position (sync_cursor), so syncing
+ * from it misses nothing the page does not show.
  */
 export async function listInbox(
   ctx: ChatContext,
   actor: Actor,
-  options: { cursor?: string; limit: number },
+  options: { cursor?: string; limit: number; archived?: boolean },
 ): Promise<Page<ConversationView> & { sync_cursor: string }> {
   const after = options.cursor ? decodeCursor(options.cursor) : undefined;
   return ctx.db
@@ -43,13 +47,15 @@ export async function listInbox(
     .setAccessMode('read only')
     .execute(async (trx) => {
       const syncCursor = await cursorNow(trx);
-      const rows = await inboxPage(trx, actor.userId, { after, limit: options.limit + 1 });
+      const rows = await inboxPage(trx, actor.userId, { after, limit: options.limit + 1, archived: options.archived === true });
       const page = rows.slice(0, options.limit);
       const shared = await loadSharedConversations(trx, page.map((r) => r.id));
+      const own = await ownLastMessages(trx, actor.userId, lastMessageIds(shared));
       const last = page.at(-1);
+      const position = last && (last.pinned_at !== null && !options.archived ? { pinned: true, at: last.pinned_at, id: last.id } : { pinned: false, at: last.last_activity_at, id: last.id });
       return {
-        data: page.map((row) => conversationView(shared.get(row.id)!, row)),
-        next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_activity_at, last.id) : null,
+        data: page.map((row) => conversationView(shared.get(row.id)!, row, undefined, own.get(row.id))),
+        next_cursor: rows.length > options.limit && position ? encodeCursor(position) : null,
         sync_cursor: syncCursor,
       };
     });
@@ -58,9 +64,16 @@ export async function listInbox(
 /** One conversation as the actor sees it (the HTTP API's ConversationResource). */
 export async function getConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationView> {
   const { participant } = await requireParticipant(ctx.db, conversationId, actor.userId);
-  const shared = (await loadSharedConversations(ctx.db, [conversationId])).get(conversationId);
+  const all = await loadSharedConversations(ctx.db, [conversationId]);
+  const shared = all.get(conversationId);
   if (!shared) throw notFound('Conversation');
-  return conversationView(shared, participant);
+  const own = await ownLastMessages(ctx.db, actor.userId, lastMessageIds(all));
+  return conversationView(shared, participant, undefined, own.get(conversationId));
+}
+
+/** The last message id of each conversation that has one. */
+function lastMessageIds(shared: ReadonlyMap<number, SharedConversation>): Map<number, number> {
+  return new Map([...shared].flatMap(([id, c]) => (c.last_message ? [[id, c.last_message.id] as const] : [])));
 }
 
 /**
@@ -86,21 +99,3 @@ export async function openDirect(
   return { conversation: await getConversation(ctx, actor, id), created };
 }
 
-/**
- * Mutes the conversation for the actor until a time, or until unmuted (`until` null). Muting silences
- * notifications only: the conversation, its unread counts and its events are as before.
- */
-export async function muteConversation(ctx: ChatContext, actor: Actor, conversationId: number, until: Date | null): Promise<ConversationView> {
-  // A date-time JavaScript cannot hold (a leap second, 23:59:60, passes the format check) is refused like any other bad time.
-  if (until !== null && Number.isNaN(until.getTime())) throw invalid('until', 'until is not a time this server can use (no leap seconds).');
-  if (until !== null && until.getTime() <= Date.now()) throw invalid('until', 'A mute ends in the future; give null to mute until unmuted.');
-  await requireParticipant(ctx.db, conversationId, actor.userId);
-  await setMute(ctx.db, conversationId, actor.userId, { muted: true, until });
-  return getConversation(ctx, actor, conversationId);
-}
-
-export async function unmuteConversation(ctx: ChatContext, actor: Actor, conversationId: number): Promise<ConversationView> {
-  await requireParticipant(ctx.db, conversationId, actor.userId);
-  await setMute(ctx.db, conversationId, actor.userId, { muted: false, until: null });
-  return getConversation(ctx, actor, conversationId);
-}

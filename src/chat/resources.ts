@@ -115,6 +115,10 @@ export const ConversationView = Type.Object({
   unread_mention_count: Type.Integer(),
   muted: Type.Boolean(),
   muted_until: Nullable(Timestamp),
+  /** v1.2: the caller's own state of the conversation; each null unless set. */
+  archived_at: Nullable(Timestamp),
+  pinned_at: Nullable(Timestamp),
+  cleared_at: Nullable(Timestamp),
 });
 export type ConversationView = Static<typeof ConversationView>;
 

@@ -47,7 +47,7 @@ export async function listThreadReplies(
 ): Promise<Page<HistoryItem>> {
   await requireRoot(ctx, actor, rootId);
   if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
-  const ids = await pageReplyIds(ctx.db, rootId, { ...options, limit: options.limit + 1 });
+  const ids = await pageReplyIds(ctx.db, rootId, { ...options, limit: options.limit + 1, viewerId: actor.userId });
   const page = ids.slice(0, options.limit);
   const items = await loadHistoryItems(ctx.db, page);
   const data = page.flatMap((id) => items.get(id) ?? []).sort((a, b) => b.id - a.id);

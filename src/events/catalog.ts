@@ -47,6 +47,17 @@ export interface EventPayloads {
   ThreadUpdated: ThreadSummary & { conversation_id: number; thread_id: number };
   /** v1.2: a message pinned or unpinned (pinned_at and pinned_by null once unpinned). */
   MessagePinned: { conversation_id: number; message_id: number; pinned: boolean; pinned_by: number | null; pinned_at: string | null };
+  /** v1.2: the user's own state of a conversation changed (mute, archive, pin, clear), on their own channel only. */
+  ConversationStateChanged: {
+    conversation_id: number;
+    muted: boolean;
+    muted_until: string | null;
+    archived_at: string | null;
+    pinned_at: string | null;
+    cleared_at: string | null;
+  };
+  /** v1.2: a message hidden for the user alone (DELETE /messages/{id}?for=me), on their own channel only. */
+  MessageHidden: { conversation_id: number; message_id: number };
   /** v1.2: a user read a thread up to now. */
   ThreadRead: { conversation_id: number; thread_id: number; user_id: number; read_at: string };
 }
@@ -78,6 +89,8 @@ export const EVENTS: { readonly [N in EventName]: { readonly broadcastAs: string
   ThreadUpdated: { broadcastAs: 'ThreadUpdated', channel: 'conversation' },
   ThreadRead: { broadcastAs: 'ThreadRead', channel: 'conversation' },
   MessagePinned: { broadcastAs: 'MessagePinned', channel: 'conversation' },
+  ConversationStateChanged: { broadcastAs: 'ConversationStateChanged', channel: 'user' },
+  MessageHidden: { broadcastAs: 'MessageHidden', channel: 'user' },
 };
 
 /** Every chat channel's name starts with this: Echo's private('chat.…'). */

@@ -29,6 +29,7 @@ import { serverRoutes } from './routes/server.js';
 import { syncRoutes } from './routes/sync.js';
 import { threadRoutes } from './routes/threads.js';
 import { pinRoutes } from './routes/pins.js';
+import { ownStateRoutes } from './routes/own-state.js';
 import { userRoutes } from './routes/users.js';
 import { webRoutes } from './routes/web.js';
 
@@ -126,7 +127,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes]) {
         await users.register(routes, deps);
       }
     });

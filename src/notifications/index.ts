@@ -42,7 +42,8 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
     const push = options.push();
     const seen = new Set<string>();
     for (const e of events) {
-      if (!WEBHOOK_TYPES.has(e.name) && !(push && e.name === 'MessageSent')) continue;
+      const pushed = push && (e.name === 'MessageSent' || e.name === 'ThreadReplySent');
+      if (!WEBHOOK_TYPES.has(e.name) && !pushed) continue;
       const data = e.payload as unknown as Record<string, unknown>;
       // In order per conversation: events on a conversation's channel, and user events about one (GroupMembershipRevoked).
       const conversationId =
@@ -55,12 +56,17 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
         const payload: WebhookPayload = e.name === 'MessageSent' ? { data, recipient_ids: recipients?.(e) ?? [] } : { data };
         for (const url of webhookUrls) rows.push({ kind: 'webhook', target: url, conversation_id: conversationId, type: e.name, payload });
       }
-      if (push && e.name === 'MessageSent') {
-        const m = data as { id: number; conversation_id: number; sender: { id: number } };
+      if (pushed) {
         // No order (conversation_id null): pushes of a conversation replace each other at the push service
         // (Topic) and in the browser (tag), and one browser's failing push service, retried for up to a day,
         // must not hold back everyone else's pushes of that conversation.
-        rows.push({ kind: 'push', conversation_id: null, type: 'MessageSent', payload: { conversation_id: m.conversation_id, message_id: m.id, sender_id: m.sender.id } });
+        if (e.name === 'MessageSent') {
+          const m = data as { id: number; conversation_id: number; sender: { id: number } };
+          rows.push({ kind: 'push', conversation_id: null, type: 'MessageSent', payload: { conversation_id: m.conversation_id, message_id: m.id, sender_id: m.sender.id } });
+        } else {
+          const { message: m, thread_id } = data as { thread_id: number; message: { id: number; conversation_id: number; sender: { id: number } } };
+          rows.push({ kind: 'push', conversation_id: null, type: 'ThreadReplySent', payload: { conversation_id: m.conversation_id, message_id: m.id, sender_id: m.sender.id, thread_id } });
+        }
       }
     }
     return rows;

@@ -17,16 +17,18 @@ import { mutedAt } from '../store/read-model.js';
 import { EndpointRefused } from './endpoint-guard.js';
 import type { PushSender } from './sender.js';
 
-/** What the outbox row of a MessageSent push holds. */
+/** What the outbox row of a MessageSent (or, with thread_id, a ThreadReplySent) push holds. */
 export interface MessagePushJob {
   readonly conversation_id: number;
   readonly message_id: number;
   readonly sender_id: number;
+  /** A reply in this thread: pushed to the thread's participants only (v1.2). */
+  readonly thread_id?: number;
 }
 
 /** The JSON the service worker receives (docs/notifications.md). */
 export interface MessagePushPayload {
-  readonly type: 'MessageSent';
+  readonly type: 'MessageSent' | 'ThreadReplySent';
   readonly conversation_id: number;
   readonly message_id: number;
   readonly title: string;
@@ -63,12 +65,16 @@ export interface MessagePushDeps {
 export async function messagePushRecipients(deps: Pick<MessagePushDeps, 'db' | 'presence'>, job: MessagePushJob, now = new Date()): Promise<number[]> {
   const conversation = await deps.db.selectFrom('conversations').select(['type']).where('id', '=', job.conversation_id).executeTakeFirst();
   if (!conversation) return [];
-  const participants = await deps.db
+  let query = deps.db
     .selectFrom('participants')
     .select(['user_id', 'muted', 'muted_until'])
     .where('conversation_id', '=', job.conversation_id)
-    .where('user_id', '<>', job.sender_id)
-    .execute();
+    .where('user_id', '<>', job.sender_id);
+  // A reply in a thread: those who take part in it (store/threads.ts), not the whole conversation.
+  if (job.thread_id !== undefined) {
+    query = query.where('user_id', 'in', (eb) => eb.selectFrom('thread_members').select('user_id').where('root_id', '=', job.thread_id!));
+  }
+  const participants = await query.execute();
   const unmuted = participants.filter((p) => !mutedAt(p, now)).map((p) => p.user_id);
   if (unmuted.length === 0) return [];
   const blocks = await deps.db
@@ -103,7 +109,7 @@ export async function messagePushPayload(db: DB, job: MessagePushJob): Promise<M
   if (!row || row.deleted_at !== null) return null;
   const title = row.type === 'group' && row.conversation_name ? `${row.sender_name} in ${row.conversation_name}` : row.sender_name;
   return {
-    type: 'MessageSent',
+    type: job.thread_id === undefined ? 'MessageSent' : 'ThreadReplySent',
     conversation_id: job.conversation_id,
     message_id: job.message_id,
     title,

@@ -1,5 +1,5 @@
 // Web Push through the transactional outbox (src/store/outbox.ts, src/notifications/): a send writes one row
-// of kind 'push' per MessageSent in its own transaction (src/notifications/index.ts, rowsFor), holding only
+// of kind 'push' per MessageSent (and per ThreadReplySent: a reply in a thread) in its own transaction (src/notifications/index.ts, rowsFor), holding only
 // the message's ids; the outbox worker hands each claimed row to this deliverer (registered in app.ts). A
 // throw leaves the row to the worker's retry with backoff; 404/410 and refused endpoints are settled inside
 // (the subscription deleted). Who gets a push is decided when it is delivered (message-push.ts).
@@ -11,8 +11,9 @@ export const PUSH_OUTBOX_KIND = 'push';
 /** The deliverer of 'push' rows: resolves when done (delivered, or nothing to deliver), throws for a retry. */
 export function pushDeliverer(push: WebPush) {
   return async (row: { readonly type: string; readonly payload: unknown }): Promise<void> => {
-    if (row.type !== 'MessageSent') return; // no other event is pushed
+    if (row.type !== 'MessageSent' && row.type !== 'ThreadReplySent') return; // no other event is pushed
     const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as MessagePushJob;
-    await push.deliverMessage({ conversation_id: Number(payload.conversation_id), message_id: Number(payload.message_id), sender_id: Number(payload.sender_id) });
+    const job = { conversation_id: Number(payload.conversation_id), message_id: Number(payload.message_id), sender_id: Number(payload.sender_id) };
+    await push.deliverMessage(payload.thread_id === undefined ? job : { ...job, thread_id: Number(payload.thread_id) });
   };
 }

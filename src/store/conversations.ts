@@ -73,16 +73,40 @@ export async function deleteConversation(db: DB, conversationId: number): Promis
   await db.deleteFrom('conversations').where('id', '=', conversationId).execute();
 }
 
-/** One page of a user's conversations, newest activity first, after an (activity time, id) cursor. */
-export async function inboxPage(db: DB, userId: number, options: { after?: { at: Date; id: number }; limit: number }) {
-  let query = db
-    .selectFrom('participants as p')
-    .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
-    .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at', 'p.unread_mention_count', 'p.muted', 'p.muted_until'])
-    .where('p.user_id', '=', userId)
-    .orderBy('c.last_activity_at', 'desc')
-    .orderBy('c.id', 'desc')
-    .limit(options.limit);
-  if (options.after) query = query.where(sql<boolean>`(c.last_activity_at, c.id) < (${options.after.at}, ${options.after.id})`);
-  return query.execute();
+/** Where an inbox page ends: in the pinned conversations (by pinning time) or in the others (by activity time). */
+export interface InboxPosition {
+  readonly pinned: boolean;
+  readonly at: Date;
+  readonly id: number;
+}
+
+/**
+ * One page of a user's conversations after a position: the pinned ones first, most recently pinned first, then
+ * the others by newest activity (each then by id). archived: the archived ones instead, by newest activity. A
+ * conversation cleared since its last message is left out until a new message arrives.
+ */
+export async function inboxPage(db: DB, userId: number, options: { after?: InboxPosition; limit: number; archived?: boolean }) {
+  const base = () =>
+    db
+      .selectFrom('participants as p')
+      .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
+      .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at', 'p.unread_mention_count', 'p.muted', 'p.muted_until', 'p.archived_at', 'p.pinned_at', 'p.cleared_at', 'p.cleared_message_id'])
+      .where('p.user_id', '=', userId)
+      .where('p.archived_at', options.archived ? 'is not' : 'is', null)
+      .where(sql<boolean>`(p.cleared_at is null or c.last_message_id > p.cleared_message_id)`)
+      .limit(options.limit);
+  const after = options.after;
+  const pinnedFirst = !options.archived;
+  const rows: Awaited<ReturnType<ReturnType<typeof base>['execute']>> = [];
+  if (pinnedFirst && (after === undefined || after.pinned)) {
+    let pinned = base().where('p.pinned_at', 'is not', null).orderBy('p.pinned_at', 'desc').orderBy('c.id', 'desc');
+    if (after) pinned = pinned.where(sql<boolean>`(p.pinned_at, c.id) < (${after.at}, ${after.id})`);
+    rows.push(...(await pinned.execute()));
+  }
+  if (rows.length >= options.limit) return rows;
+  let others = base().orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc').limit(options.limit - rows.length);
+  if (pinnedFirst) others = others.where('p.pinned_at', 'is', null);
+  if (after && !after.pinned) others = others.where(sql<boolean>`(c.last_activity_at, c.id) < (${after.at}, ${after.id})`);
+  rows.push(...(await others.execute()));
+  return rows;
 }

@@ -1,5 +1,6 @@
 // Messages: the write of new messages (many at once), edits and soft deletes with their guards, and the reads
 // the message use cases check against. Every write here runs under the conversation's lock (see locks.ts).
+import { ownMessageFilter } from './own-state.js';
 import { sql } from 'kysely';
 import type { DB } from './database.js';
 import type { LeasedRows } from './outbox.js';
@@ -183,7 +184,7 @@ export async function findVisibleMessage(db: DB, messageId: number): Promise<Mes
 export async function pageMessageIds(
   db: DB,
   conversationId: number,
-  options: { before?: number; after?: number; limit: number },
+  options: { before?: number; after?: number; limit: number; viewerId: number },
 ): Promise<number[]> {
   const forward = options.after !== undefined;
   let query = db
@@ -192,6 +193,7 @@ export async function pageMessageIds(
     .where('conversation_id', '=', conversationId)
     .where('thread_id', 'is', null)
     .where('deleted_at', 'is', null)
+    .where(ownMessageFilter(options.viewerId))
     .orderBy('id', forward ? 'asc' : 'desc')
     .limit(options.limit);
   if (options.before !== undefined) query = query.where('id', '<', options.before);

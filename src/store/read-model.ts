@@ -256,13 +256,35 @@ export function mutedAt(reader: Pick<ReaderState, 'muted' | 'muted_until'>, now:
   return reader.muted && (reader.muted_until === null || reader.muted_until > now);
 }
 
-/** The ConversationResource as the HTTP API answers it: v1's keys, plus unread_mention_count and the mute. */
-export function conversationView(shared: SharedConversation, reader: ReaderState, now: Date = new Date()): ConversationView {
+/** A participant's own state of a conversation (v1.2): archived, pinned, history cleared up to a message. */
+export interface OwnState {
+  readonly archived_at: Date | null;
+  readonly pinned_at: Date | null;
+  readonly cleared_at: Date | null;
+  readonly cleared_message_id: number;
+}
+
+/**
+ * The ConversationResource as the HTTP API answers it: v1's keys, plus unread_mention_count and the mute (v1.1),
+ * and the reader's own state (v1.2). `ownLast`: the last message as this reader sees it, when it differs from
+ * the shared one (hidden for them, or cleared).
+ */
+export function conversationView(
+  shared: SharedConversation,
+  reader: ReaderState & OwnState,
+  now: Date = new Date(),
+  ownLast?: MessageResource | null,
+): ConversationView {
   const muted = mutedAt(reader, now);
+  const cleared = shared.last_message !== null && shared.last_message.id <= reader.cleared_message_id;
+  const seen = ownLast !== undefined ? { ...shared, last_message: ownLast } : cleared ? { ...shared, last_message: null } : shared;
   return {
-    ...conversationResource(shared, reader),
+    ...conversationResource(seen, reader),
     unread_mention_count: reader.unread_mention_count,
     muted,
     muted_until: muted ? isoOrNull(reader.muted_until) : null,
+    archived_at: isoOrNull(reader.archived_at),
+    pinned_at: isoOrNull(reader.pinned_at),
+    cleared_at: isoOrNull(reader.cleared_at),
   };
 }

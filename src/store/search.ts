@@ -1,5 +1,6 @@
 // Search: the SQL of message search and user search, both the database functions of migration 004 (each
 // search planned for its own words; see there), the same on PostgreSQL and PGlite.
+import { ownMessageFilter } from './own-state.js';
 import { sql } from 'kysely';
 import type { DB } from './database.js';
 
@@ -14,9 +15,13 @@ export async function searchMessageIds(
   q: string,
   options: { conversationId?: number; beforeId?: number; limit: number },
 ): Promise<number[]> {
+  // What the reader cleared or hid for themselves is left out (v1.2).
   const { rows } = await sql<{ id: number }>`
-    select id from parley_search_messages(${readerId}::bigint, ${q}::text, ${options.conversationId ?? null}::bigint,
-      ${options.beforeId ?? null}::bigint, ${options.limit}::integer)`.execute(db);
+    select s.id from parley_search_messages(${readerId}::bigint, ${q}::text, ${options.conversationId ?? null}::bigint,
+      ${options.beforeId ?? null}::bigint, ${options.limit}::integer) s
+    join messages on messages.id = s.id
+    where ${ownMessageFilter(readerId)}
+    order by s.id desc`.execute(db);
   return rows.map((r) => r.id);
 }
 

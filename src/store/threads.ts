@@ -5,6 +5,7 @@ import { isoOrNull } from '../chat/resources.js';
 import type { ThreadSummary } from '../events/catalog.js';
 import { idIn } from './bulk.js';
 import type { DB } from './database.js';
+import { ownMessageFilter } from './own-state.js';
 
 /** How many of the latest distinct repliers a thread keeps (the API shows them with the root's sender). */
 export const THREAD_REPLIERS = 10;
@@ -127,13 +128,14 @@ export async function threadsOf(db: DB, rootIds: readonly number[]): Promise<Map
 }
 
 /** A page of a thread's visible reply ids: before (older) or after (newer) a reply id. */
-export async function pageReplyIds(db: DB, rootId: number, options: { before?: number; after?: number; limit: number }): Promise<number[]> {
+export async function pageReplyIds(db: DB, rootId: number, options: { before?: number; after?: number; limit: number; viewerId: number }): Promise<number[]> {
   const forward = options.after !== undefined;
   let query = db
     .selectFrom('messages')
     .select('id')
     .where('thread_id', '=', rootId)
     .where('deleted_at', 'is', null)
+    .where(ownMessageFilter(options.viewerId))
     .orderBy('id', forward ? 'asc' : 'desc')
     .limit(options.limit);
   if (options.before !== undefined) query = query.where('id', '<', options.before);
@@ -162,7 +164,8 @@ export async function userThreads(db: DB, userId: number, options: { after?: { a
     from thread_members tm
     join threads t on t.root_id = tm.root_id
     join participants p on p.conversation_id = t.conversation_id and p.user_id = ${userId}
-    where tm.user_id = ${userId} and t.reply_count > 0 and t.last_reply_at is not null ${after}
+    join messages root on root.id = t.root_id
+    where tm.user_id = ${userId} and t.reply_count > 0 and t.last_reply_at is not null and ${ownMessageFilter(userId, 'root')} ${after}
     order by t.last_reply_at desc, t.root_id desc
     limit ${options.limit}`.execute(db);
   return rows.map((r) => ({ root_id: Number(r.root_id), reply_count: r.reply_count, last_reply_at: new Date(r.last_reply_at), unread_reply_count: Number(r.unread_reply_count) }));

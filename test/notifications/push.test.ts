@@ -116,6 +116,22 @@ for (const database of DATABASES) {
       assert.ok((push!.payload.body as string).startsWith('😀'.repeat(150) + 'x'.repeat(49)));
     });
 
+    test("a reply in a thread is pushed to the thread's participants only (the root's sender, repliers), not the whole group", async () => {
+      const [rootSender, replier, bystander] = newUsers(3);
+      const id = await group(app, rootSender, [replier, bystander], 'Threads');
+      const root = await send(app, rootSender, id, 'root');
+      await drained(app);
+      const subs = new Map<number, { endpoint: string }>();
+      for (const u of [rootSender, bystander]) subs.set(u, await subscribe(app, service, u));
+      const res = await app.request(replier, 'POST', `/conversations/${id}/messages`, { body: 'a reply', thread_id: root.id });
+      assert.equal(res.status, 201);
+      await drained(app);
+      const [push] = pushesTo(service, subs.get(rootSender)!.endpoint);
+      assert.equal(push?.payload.body, 'a reply');
+      assert.equal(push?.payload.type, 'ThreadReplySent');
+      assert.equal(pushesTo(service, subs.get(bystander)!.endpoint).length, 0, 'not in the thread: no push');
+    });
+
     test('410 or 404 from the push service deletes the subscription; a 500 is retried by the outbox until it is delivered', async () => {
       const [a, b, c] = newUsers(3);
       const id = await direct(app, a, b);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { getConversation, listInbox, muteConversation, openDirect, unmuteConversation } from '../../chat/conversations.js';
+import { getConversation, listInbox, openDirect } from '../../chat/conversations.js';
 import { listMessages, sendMessage } from '../../chat/messages.js';
 import { listReadPositions, markRead } from '../../chat/reads.js';
 import { ConversationView, HistoryItem, MessageResource, ReadPositionResource } from '../../chat/resources.js';
@@ -14,8 +14,8 @@ const SentMessage = Type.Object({ ...MessageResource.properties, thread_id: Type
 export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, typing }) => {
   app.get('/conversations', {
     schema: {
-      tags, summary: 'The inbox: the caller’s conversations, newest activity first',
-      querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30) }),
+      tags, summary: 'The inbox: the caller’s conversations, pinned first, then newest activity first (archived=true: the archived ones)',
+      querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30), archived: Type.Optional(Type.Boolean()) }),
       response: {
         200: Type.Object({
           data: Type.Array(ConversationView),
@@ -114,20 +114,4 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     await typing.signal(chat, request.actor, request.params.id, request.body.is_typing);
     return reply.status(204).send(null);
   });
-
-  app.put('/conversations/:id/mute', {
-    schema: {
-      tags, summary: 'Mute the conversation (notifications only) until a time, or until unmuted (until: null)',
-      params: IdParams,
-      body: Type.Object({ until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) }),
-      response: { 200: Data(ConversationView), ...userErrors },
-    },
-  }, async (request) => {
-    const until = request.body.until === null ? null : new Date(request.body.until);
-    return { data: await muteConversation(chat, request.actor, request.params.id, until) };
-  });
-
-  app.delete('/conversations/:id/mute', {
-    schema: { tags, summary: 'Unmute the conversation', params: IdParams, response: { 200: Data(ConversationView), ...userErrors } },
-  }, async (request) => ({ data: await unmuteConversation(chat, request.actor, request.params.id) }));
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MAX_FORWARD_TARGETS, deleteMessage, editMessage, forwardMessage } from '../../chat/messages.js';
+import { hideMessageForMe } from '../../chat/own-state.js';
 import { addMessageReaction, removeMessageReaction } from '../../chat/reactions.js';
 import { MessageReactions, MessageResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
@@ -14,9 +15,15 @@ export const messageRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { 
   }, async (request) => ({ data: await editMessage(chat, request.actor, request.params.id, request.body) }));
 
   app.delete('/messages/:id', {
-    schema: { tags, summary: 'Delete a message (sender, or a group owner or admin)', params: IdParams, response: { 204: Type.Null(), ...userErrors } },
+    schema: {
+      tags, summary: 'Delete a message for everyone (sender, or a group owner or admin); for=me: hide it for yourself only (any participant)',
+      params: IdParams,
+      querystring: Type.Object({ for: Type.Optional(Type.Literal('me')) }),
+      response: { 204: Type.Null(), ...userErrors },
+    },
   }, async (request, reply) => {
-    await deleteMessage(chat, request.actor, request.params.id);
+    if (request.query.for === 'me') await hideMessageForMe(chat, request.actor, request.params.id);
+    else await deleteMessage(chat, request.actor, request.params.id);
     return reply.status(204).send(null);
   });
 

@@ -1,0 +1,111 @@
+// Each user's own state of their conversations (v1.2): archived, pinned, cleared, and messages hidden for them
+// alone. The participant's row holds the first three; hidden_messages the last. Reads that list messages for a
+// user leave out what they cleared or hid (ownMessageFilter).
+import { sql, type RawBuilder } from 'kysely';
+import { idIn } from './bulk.js';
+import type { DB } from './database.js';
+import { loadMessages } from './read-model.js';
+import type { MessageResource } from '../chat/resources.js';
+
+/** The most conversations one user may pin. */
+export const MAX_PINNED_CONVERSATIONS = 10;
+
+export type OwnChange = { archived_at: Date | null } | { pinned_at: Date | null };
+
+export async function setOwnState(db: DB, conversationId: number, userId: number, change: OwnChange): Promise<void> {
+  await db.updateTable('participants').set(change).where('conversation_id', '=', conversationId).where('user_id', '=', userId).execute();
+}
+
+/** How many conversations a user has pinned (counted under their user row's lock). */
+export async function pinnedConversationCount(db: DB, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('participants')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('pinned_at', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Clears the conversation's history for one user: every message so far (thread replies included) hidden for
+ * them, read, and nothing unread.
+ */
+export async function clearHistory(db: DB, conversationId: number, userId: number, at: Date): Promise<void> {
+  await sql`
+    update participants p set
+      cleared_at = ${at},
+      cleared_message_id = greatest(p.cleared_message_id, coalesce((select max(id) from messages where conversation_id = ${conversationId}), 0)),
+      last_read_message_id = greatest(p.last_read_message_id, coalesce((select max(id) from messages where conversation_id = ${conversationId} and thread_id is null), 0)),
+      last_read_at = ${at},
+      unread_count = 0,
+      unread_mention_count = 0
+    where p.conversation_id = ${conversationId} and p.user_id = ${userId}`.execute(db);
+}
+
+/**
+ * Hides a message for one user; when it was unread for them (a message of the conversation, by someone else,
+ * after their read position) it no longer counts. False when it was hidden already.
+ */
+export async function hideMessage(db: DB, message: { id: number; conversation_id: number; sender_id: number; thread_id: number | null }, userId: number): Promise<boolean> {
+  const inserted = await db
+    .insertInto('hidden_messages')
+    .values({ user_id: userId, message_id: message.id, conversation_id: message.conversation_id })
+    .onConflict((oc) => oc.columns(['user_id', 'message_id']).doNothing())
+    .returning('message_id')
+    .executeTakeFirst();
+  if (!inserted) return false;
+  if (message.thread_id === null && message.sender_id !== userId) {
+    await db
+      .updateTable('participants')
+      .set({
+        unread_count: sql`greatest(unread_count - 1, 0)`,
+        unread_mention_count: sql`greatest(unread_mention_count - case when exists (
+          select 1 from message_mentions mm where mm.message_id = ${message.id} and mm.user_id = ${userId}) then 1 else 0 end, 0)`,
+      })
+      .where('conversation_id', '=', message.conversation_id)
+      .where('user_id', '=', userId)
+      .where('last_read_message_id', '<', message.id)
+      .execute();
+  }
+  return true;
+}
+
+/**
+ * The condition "a message the user may see" for a query over `messages as <alias>`: not cleared by them (its
+ * id above their cleared_message_id in its conversation) and not hidden by them.
+ */
+export function ownMessageFilter(userId: number, alias = 'messages'): RawBuilder<boolean> {
+  const m = sql.ref(alias);
+  return sql<boolean>`not exists (select 1 from hidden_messages h where h.user_id = ${userId} and h.message_id = ${m}.id)
+    and ${m}.id > coalesce((select cp.cleared_message_id from participants cp where cp.conversation_id = ${m}.conversation_id and cp.user_id = ${userId}), 0)`;
+}
+
+/**
+ * The last message as a user sees it, for the conversations whose shared last message they hid: the newest
+ * message of the conversation they may still see (null: none). Conversations not listed need nothing of this.
+ */
+export async function ownLastMessages(db: DB, userId: number, lastIds: ReadonlyMap<number, number>): Promise<Map<number, MessageResource | null>> {
+  const result = new Map<number, MessageResource | null>();
+  const ids = [...lastIds.values()];
+  if (ids.length === 0) return result;
+  const hidden = await db.selectFrom('hidden_messages').select(['conversation_id']).where('user_id', '=', userId).where(idIn('message_id', ids)).execute();
+  if (hidden.length === 0) return result;
+  const fallbacks = new Map<number, number | null>();
+  for (const { conversation_id } of hidden) {
+    const row = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('conversation_id', '=', Number(conversation_id))
+      .where('thread_id', 'is', null)
+      .where('deleted_at', 'is', null)
+      .where(ownMessageFilter(userId))
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    fallbacks.set(Number(conversation_id), row ? Number(row.id) : null);
+  }
+  const loaded = await loadMessages(db, [...fallbacks.values()].filter((id): id is number => id !== null));
+  for (const [conversationId, id] of fallbacks) result.set(conversationId, id === null ? null : (loaded.get(id) ?? null));
+  return result;
+}
