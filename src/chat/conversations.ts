@@ -50,7 +50,9 @@ export async function listInbox(
       const rows = await inboxPage(trx, actor.userId, { after, limit: options.limit + 1, archived: options.archived === true });
       const page = rows.slice(0, options.limit);
       const shared = await loadSharedConversations(trx, page.map((r) => r.id));
-      const own = await ownLastMessages(trx, actor.userId, lastMessageIds(shared));
+      // Only the entries whose last message the user hid need theirs looked up.
+      const hidden = new Set(page.filter((r) => r.last_hidden).map((r) => r.id));
+      const own = hidden.size === 0 ? new Map() : await ownLastMessages(trx, actor.userId, new Map([...lastMessageIds(shared)].filter(([id]) => hidden.has(id))));
       const last = page.at(-1);
       const position = last && (last.pinned_at !== null && !options.archived ? { pinned: true, at: last.pinned_at, id: last.id } : { pinned: false, at: last.last_activity_at, id: last.id });
       return {

@@ -86,27 +86,33 @@ export interface InboxPosition {
  * conversation cleared since its last message is left out until a new message arrives.
  */
 export async function inboxPage(db: DB, userId: number, options: { after?: InboxPosition; limit: number; archived?: boolean }) {
-  const base = () =>
+  const base = (part: 0 | 1) =>
     db
       .selectFrom('participants as p')
       .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
       .select(['c.id', 'c.last_activity_at', 'p.user_id', 'p.unread_count', 'p.last_read_at', 'p.unread_mention_count', 'p.muted', 'p.muted_until', 'p.archived_at', 'p.pinned_at', 'p.cleared_at', 'p.cleared_message_id'])
+      .select([
+        sql<number>`${sql.lit(part)}::int`.as('part'),
+        // Whether the user hid the conversation's last message (then it is looked up for them: rare).
+        sql<boolean>`exists (select 1 from hidden_messages h where h.user_id = p.user_id and h.message_id = c.last_message_id)`.as('last_hidden'),
+      ])
       .where('p.user_id', '=', userId)
       .where('p.archived_at', options.archived ? 'is not' : 'is', null)
       .where(sql<boolean>`(p.cleared_at is null or c.last_message_id > p.cleared_message_id)`)
       .limit(options.limit);
   const after = options.after;
   const pinnedFirst = !options.archived;
-  const rows: Awaited<ReturnType<ReturnType<typeof base>['execute']>> = [];
-  if (pinnedFirst && (after === undefined || after.pinned)) {
-    let pinned = base().where('p.pinned_at', 'is not', null).orderBy('p.pinned_at', 'desc').orderBy('c.id', 'desc');
-    if (after) pinned = pinned.where(sql<boolean>`(p.pinned_at, c.id) < (${after.at}, ${after.id})`);
-    rows.push(...(await pinned.execute()));
-  }
-  if (rows.length >= options.limit) return rows;
-  let others = base().orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc').limit(options.limit - rows.length);
+  let others = base(1).orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc');
   if (pinnedFirst) others = others.where('p.pinned_at', 'is', null);
   if (after && !after.pinned) others = others.where(sql<boolean>`(c.last_activity_at, c.id) < (${after.at}, ${after.id})`);
-  rows.push(...(await others.execute()));
+  if (!pinnedFirst || (after && !after.pinned)) return others.execute();
+  // The pinned and the others in one statement: each part in its own order, the pinned first.
+  let pinned = base(0).where('p.pinned_at', 'is not', null).orderBy('p.pinned_at', 'desc').orderBy('c.id', 'desc');
+  if (after) pinned = pinned.where(sql<boolean>`(p.pinned_at, c.id) < (${after.at}, ${after.id})`);
+  type Row = Awaited<ReturnType<typeof others.execute>>[number];
+  const { rows } = await sql<Row>`
+    select * from ((${pinned}) union all (${others})) x
+    order by x.part, x.pinned_at desc nulls last, case when x.part = 1 then x.last_activity_at end desc, x.id desc
+    limit ${options.limit}`.execute(db);
   return rows;
 }
