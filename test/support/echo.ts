@@ -23,6 +23,13 @@ export const BROADCAST_NAMES = [
   'UserBlockChanged',
   'GroupMembershipRevoked',
   'MessageReactionsUpdated',
+  // v1.2
+  'ThreadReplySent',
+  'ThreadUpdated',
+  'ThreadRead',
+  'MessagePinned',
+  'ConversationStateChanged',
+  'MessageHidden',
 ] as const;
 export type BroadcastName = (typeof BROADCAST_NAMES)[number];
 
