@@ -170,6 +170,7 @@ export class ChatApp {
       }
     }
     if (change.messageId !== undefined) void this.thread?.showMessage(change.messageId);
+    if (change.thread) void this.thread?.openThread(change.thread);
     const hash = change.id === null ? '' : `#/c/${change.id}`;
     if (location.hash !== hash) {
       if (change.notice !== undefined) history.replaceState(null, '', location.pathname + location.search);
@@ -242,7 +243,7 @@ export class ChatApp {
         h(
           'header',
           { className: 'sidebar-header' },
-          h('div', { className: 'brand' }, h('span', { className: 'logo', 'aria-hidden': 'true' }, 'P'), h('span', {}, 'Parley')),
+          h('div', { className: 'brand' }, h('span', { className: 'logo', 'aria-hidden': 'true' }, 'P'), h('span', {}, 'Parley'), this.inbox.views),
           h('div', { className: 'me' }, this.meLabel, this.status, pushButton(this.pushToken), signOut),
         ),
         h('nav', { className: 'sidebar-actions', 'aria-label': 'Start' }, newChat, newGroup, blocked),

@@ -29,15 +29,10 @@ export interface ComposerHooks {
 export class Composer {
   readonly element = h('form', { className: 'composer', 'aria-label': 'Send a message' });
   private readonly banner = h('div', { className: 'composer-banner', hidden: true });
-  private readonly input = h('textarea', {
-    id: 'composer-input',
-    name: 'body',
-    rows: 1,
-    placeholder: 'Write a message…',
-    'aria-describedby': 'composer-help',
-    autocomplete: 'off',
-  });
-  private readonly fileInput = h('input', { type: 'file', id: 'composer-file', className: 'visually-hidden' });
+  private readonly input = h('textarea', { name: 'body', rows: 1, autocomplete: 'off' });
+  private readonly fileInput = h('input', { type: 'file', className: 'visually-hidden' });
+  /** Element ids: `composer-input`…, or a thread's `thread-input`…. */
+  private readonly key: string;
   private readonly sendButton = h('button', { type: 'submit', className: 'send' }, 'Send');
   private readonly blockedNote = h('p', { className: 'blocked-note', role: 'status', hidden: true });
   private readonly mentions: MentionAutocomplete;
@@ -58,12 +53,18 @@ export class Composer {
     private readonly store: ChatStore,
     private readonly conversationId: number,
     private readonly hooks: ComposerHooks,
+    /** A thread's composer: its messages are replies in the thread of this root (and send no typing signal). */
+    private readonly threadId: number | null = null,
   ) {
+    const key = (this.key = threadId ? 'thread' : 'composer');
+    Object.assign(this.input, { id: `${key}-input`, placeholder: threadId ? 'Reply in thread…' : 'Write a message…' });
+    this.input.setAttribute('aria-describedby', `${key}-help`);
+    this.fileInput.id = `${key}-file`;
     // Before the composer's own keydown handler: while the list is open, Enter chooses a person.
     this.mentions = new MentionAutocomplete(this.input, () =>
       (store.conversation(conversationId)?.participants_preview ?? []).filter((p) => p.id !== store.me.id).map((p) => ({ user: p, name: store.displayName(p) })),
     );
-    this.sendQueue = new SendQueue(store.api, conversationId, {
+    this.sendQueue = new SendQueue(store.api, conversationId, threadId, {
       sent: (message, pending) => {
         pending.remove();
         hooks.sent(message);
@@ -122,7 +123,8 @@ export class Composer {
   // ---- input -----------------------------------------------------------------------------------------------
 
   private build(): void {
-    const attach = h('label', { for: 'composer-file', className: 'attach', title: 'Attach a file' }, icon('paperclip'), h('span', { className: 'visually-hidden' }, 'Attach a file'));
+    const key = this.key;
+    const attach = h('label', { for: `${key}-file`, className: 'attach', title: 'Attach a file' }, icon('paperclip'), h('span', { className: 'visually-hidden' }, 'Attach a file'));
     this.element.append(
       this.mentions.list,
       this.banner,
@@ -132,11 +134,11 @@ export class Composer {
         { className: 'composer-row' },
         this.fileInput,
         attach,
-        h('label', { for: 'composer-input', className: 'visually-hidden' }, 'Message'),
+        h('label', { for: `${key}-input`, className: 'visually-hidden' }, this.threadId ? 'Reply' : 'Message'),
         this.input,
         this.sendButton,
       ),
-      h('p', { id: 'composer-help', className: 'visually-hidden' }, 'Enter sends, Shift+Enter adds a new line, Escape cancels a reply or an edit, Up edits your last message.'),
+      h('p', { id: `${key}-help`, className: 'visually-hidden' }, 'Enter sends, Shift+Enter adds a new line, Escape cancels a reply or an edit, Up edits your last message.'),
     );
     this.input.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -254,7 +256,7 @@ export class Composer {
   // ---- my typing signal ------------------------------------------------------------------------------------
 
   private typed(): void {
-    if (this.editing) return;
+    if (this.editing || this.threadId) return;
     if (this.input.value.trim() === '') return this.stopTyping();
     const now = Date.now();
     if (now - this.typingSentAt > TYPING_RENEW_MS) {

@@ -2,6 +2,7 @@
 // dot and muted mark; "Load more conversations" for the next page; the message search above it, whose results
 // take its place while shown. It re-renders from the store's change events.
 import { avatar, h, shortTime } from './dom.js';
+import { sideLists } from './lists.js';
 import { mutedMark } from './mute.js';
 import { SearchPanel } from './search.js';
 import type { ChatStore } from './store.js';
@@ -20,6 +21,8 @@ export class InboxView {
   private readonly search: SearchPanel;
   /** The search box, its results, and the list: the sidebar's lower part, in order. */
   readonly elements: HTMLElement[];
+  /** The buttons of the lists shown in the inbox's place ("Threads"), for the sidebar's header. */
+  readonly views: HTMLElement;
   private readonly cleanups: (() => void)[] = [];
 
   constructor(private readonly store: ChatStore) {
@@ -30,7 +33,9 @@ export class InboxView {
     });
     this.scroll.replaceChildren(this.list, this.empty, this.loadMore);
     this.search = new SearchPanel(store, this.scroll);
-    this.elements = [this.search.element, h('h2', { id: 'inbox-heading', className: 'visually-hidden' }, 'Conversations'), this.search.panel, this.scroll];
+    const lists = sideLists(store, this.scroll);
+    this.views = lists.nav;
+    this.elements = [this.search.element, h('h2', { id: 'inbox-heading', className: 'visually-hidden' }, 'Conversations'), this.search.panel, lists.panel, this.scroll];
     this.cleanups.push(
       store.subscribe((change) => {
         if (change.kind !== 'blocks') this.render();

@@ -17,12 +17,17 @@ export interface MessageActions {
   older(): void;
   /** The list's content changed: what hangs off messages (receipts) is placed again. */
   rendered(): void;
+  /** The conversation's list only: "Reply in thread" and the replies line under a root; its unread dot. */
+  thread?(message: Message): void;
+  unread?(rootId: number): boolean;
+  pin?(message: Message): void;
+  hide?(message: Message): void;
 }
 
 export class MessageList {
   /** The scrolling region: the "older" button, the empty note and the list. */
   readonly element = h('div', { className: 'message-scroll', tabindex: 0, 'aria-label': 'Message history', role: 'region' });
-  readonly list = h('ol', { className: 'message-list', id: 'message-list', 'aria-label': 'Messages' });
+  readonly list = h('ol', { className: 'message-list', 'aria-label': 'Messages' });
   private readonly olderButton = h('button', { type: 'button', className: 'secondary load-older', hidden: true }, 'Load older messages');
   private readonly emptyNote = h('p', { className: 'empty-note', hidden: true }, 'No messages yet. Say hello!');
   private readonly messages = new Map<number, Message>();
@@ -41,7 +46,10 @@ export class MessageList {
     private readonly store: ChatStore,
     private readonly conversationId: number,
     private readonly actions: MessageActions,
+    /** Element ids: `message-list` and `message-41`, or a thread's `reply-list` and `reply-41`. */
+    private readonly key = 'message',
   ) {
+    this.list.id = `${key}-list`;
     this.files = new AttachmentFiles(store.api);
     this.element.append(this.olderButton, this.emptyNote, this.list);
     this.olderButton.addEventListener('click', () => actions.older());
@@ -74,7 +82,7 @@ export class MessageList {
 
   /** The message's element on screen. */
   elementOf(messageId: number): HTMLElement | null {
-    return this.list.querySelector<HTMLElement>(`#message-${messageId}`);
+    return this.list.querySelector<HTMLElement>(`#${this.key}-${messageId}`);
   }
 
   // ---- changing --------------------------------------------------------------------------------------------
@@ -106,12 +114,16 @@ export class MessageList {
   upsert(message: Message, render = true): void {
     if (message.conversation_id !== this.conversationId || this.deletedIds.has(message.id)) return;
     const previous = this.messages.get(message.id);
-    // MessageSent carries no edited_at, and events no reactions or mentions; keep what we know.
+    // MessageSent carries no edited_at, and events no reactions, mentions, thread or pin; keep what we know.
+    const keep = <K extends keyof Message>(key: K) => (message[key] === undefined ? previous?.[key] : message[key]);
     this.messages.set(message.id, {
       ...message,
       edited_at: message.edited_at ?? previous?.edited_at ?? null,
       reactions: message.reactions ?? previous?.reactions ?? [],
       mentioned_user_ids: message.mentioned_user_ids ?? previous?.mentioned_user_ids,
+      thread: keep('thread'),
+      pinned_at: keep('pinned_at'),
+      pinned_by: keep('pinned_by'),
     });
     if (!previous) this.ids.splice(this.insertionIndex(message.id), 0, message.id);
     // An edit: the replies quoting it quote the new text.
@@ -158,8 +170,24 @@ export class MessageList {
   }
 
   setReactions(messageId: number, reactions: Reaction[]): void {
+    this.patch(messageId, { reactions });
+  }
+
+  get(messageId: number): Message | undefined {
+    return this.messages.get(messageId);
+  }
+
+  /** A message on screen changed in part (its thread, its pin), or is drawn again as it is (`{}`). */
+  patch(messageId: number, changes: Partial<Message>): void {
     const message = this.messages.get(messageId);
-    if (message) this.upsert({ ...message, reactions });
+    if (message) this.upsert({ ...message, ...changes });
+  }
+
+  /** Messages gone for me alone (deleted for me, a cleared history): off the screen, without a placeholder. */
+  drop(gone: (m: Message) => boolean): void {
+    const count = this.ids.length;
+    this.ids = this.ids.filter((i) => !gone(this.messages.get(i)!) || (this.messages.delete(i), false));
+    if (this.ids.length !== count && this.shown) this.render();
   }
 
   /** A deleted message leaves a placeholder where it was (until the history is loaded again, which no longer
@@ -270,7 +298,7 @@ export class MessageList {
     const who = mine ? 'You' : this.store.displayName(m.sender);
     return h(
       'li',
-      { id: `message-${m.id}`, className: mine ? 'message mine deleted' : 'message deleted', 'data-id': m.id },
+      { id: `${this.key}-${m.id}`, className: mine ? 'message mine deleted' : 'message deleted', 'data-id': m.id },
       h('p', { className: 'bubble deleted-note' }, `${who} deleted this message`),
     );
   }
@@ -281,6 +309,8 @@ export class MessageList {
     const mine = m.sender.id === store.me.id;
     const myRole = conversation?.participants_preview.find((p) => p.id === store.me.id)?.role ?? 'member';
     const canDelete = mine || (conversation?.type === 'group' && myRole !== 'member');
+    const canPin = conversation?.type === 'direct' || myRole !== 'member';
+    const { thread, pin, hide } = this.actions;
 
     const bubble = h('div', { className: 'bubble' });
     const group = !mine && conversation?.type === 'group';
@@ -316,8 +346,21 @@ export class MessageList {
         { className: 'meta' },
         h('time', { datetime: m.created_at, title: longTime(m.created_at) }, shortTime(m.created_at)),
         m.edited_at ? h('span', { className: 'edited', title: longTime(m.edited_at) }, ' · edited') : null,
+        m.pinned_at ? h('span', { className: 'pinned-mark' }, ' · pinned') : null,
       ),
     );
+    // Under a root with replies: "2 replies · last reply 14:05", a dot while replies by others are unread.
+    const t = m.thread;
+    const replies =
+      t && t.reply_count > 0 && thread
+        ? h(
+            'button',
+            { type: 'button', className: 'thread-line' },
+            `${t.reply_count} ${t.reply_count === 1 ? 'reply' : 'replies'} · last reply ${shortTime(t.last_reply_at)}`,
+            this.actions.unread?.(m.id) ? h('span', { className: 'unread-dot', title: 'New replies' }, h('span', { className: 'visually-hidden' }, ' (new replies)')) : null,
+          )
+        : null;
+    replies?.addEventListener('click', () => thread!(m));
 
     const action = (label: string, handler: () => void, className = '') => {
       const button = h('button', { type: 'button', className: `action ${className}`, 'aria-label': `${label} message from ${store.displayName(m.sender)}` }, label);
@@ -328,15 +371,18 @@ export class MessageList {
       'div',
       { className: 'actions' },
       action('Reply', () => this.actions.reply(m)),
+      thread ? action('Reply in thread', () => thread(m)) : null,
       reactionPicker(this.reactionContext, m.id, () => this.messages.get(m.id)?.reactions ?? [], store.displayName(m.sender)),
       action('Forward', () => this.actions.forward(m)),
+      pin && canPin ? action(m.pinned_at ? 'Unpin' : 'Pin', () => pin(m)) : null,
       mine ? action('Edit', () => this.actions.edit(m)) : null,
       canDelete ? action('Delete', () => this.actions.delete(m), 'danger-text') : null,
+      hide ? action('Delete for me', () => hide(m), 'danger-text') : null,
     );
     // In a group, others' messages have the sender's avatar beside them (the first of a run only, by CSS).
     const face = group ? avatar(store.displayName(m.sender), m.sender.id) : null;
     face?.classList.add('message-avatar');
-    return h('li', { id: `message-${m.id}`, className: mine ? 'message mine' : group ? 'message with-avatar' : 'message', 'data-id': m.id, tabindex: -1 }, face, bubble, reactions, actions);
+    return h('li', { id: `${this.key}-${m.id}`, className: mine ? 'message mine' : group ? 'message with-avatar' : 'message', 'data-id': m.id, tabindex: -1 }, face, bubble, reactions, replies, actions);
   }
 }
 

@@ -13,6 +13,9 @@ import type {
   Message,
   MessageDeletedEvent,
   MessageReactionsUpdatedEvent,
+  ThreadReadEvent,
+  ThreadReplySentEvent,
+  ThreadUpdatedEvent,
   UserBlockChangedEvent,
   UserPresenceChangedEvent,
   UserTypingEvent,
@@ -38,6 +41,10 @@ export interface ConversationHandlers {
   /** `at`: when it happened (ms), for a change caught up over /sync; live: now. */
   participantsChanged(event: GroupParticipantsChangedEvent, at?: number): void;
   reactionsUpdated(event: MessageReactionsUpdatedEvent): void;
+  /** v1.2: a reply in a thread (never MessageSent), the thread's counts after it, someone read a thread. */
+  threadReply(event: ThreadReplySentEvent): void;
+  threadUpdated(event: ThreadUpdatedEvent): void;
+  threadRead(event: ThreadReadEvent): void;
   refused(status: number): void;
 }
 
@@ -80,6 +87,9 @@ const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unkn
   UserTyping: (on, data) => on.typing(data as UserTypingEvent),
   GroupParticipantsChanged: (on, data, at) => on.participantsChanged(data as GroupParticipantsChangedEvent, at),
   MessageReactionsUpdated: (on, data) => on.reactionsUpdated(data as MessageReactionsUpdatedEvent),
+  ThreadReplySent: (on, data) => on.threadReply(data as ThreadReplySentEvent),
+  ThreadUpdated: (on, data) => on.threadUpdated(data as ThreadUpdatedEvent),
+  ThreadRead: (on, data) => on.threadRead(data as ThreadReadEvent),
 };
 
 /** Whether an event is one of a conversation's channel (its handlers are the open conversation's). */

@@ -38,6 +38,8 @@ export class SendQueue {
   constructor(
     private readonly api: Api,
     private readonly conversationId: number,
+    /** A thread's root: every message is a reply in it. */
+    private readonly threadId: number | null,
     private readonly hooks: SendQueueHooks,
   ) {}
 
@@ -84,6 +86,7 @@ export class SendQueue {
         attachment_id: outgoing.attachmentId,
         reply_to_id: outgoing.replyToId,
         client_message_id: outgoing.clientMessageId,
+        ...(this.threadId ? { thread_id: this.threadId } : {}),
         ...(outgoing.mentionedUserIds.length > 0 ? { mentioned_user_ids: outgoing.mentionedUserIds } : {}),
       });
       outgoing.preview?.dispose();

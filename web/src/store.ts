@@ -20,9 +20,9 @@ export type Change =
   | { kind: 'blocks' }
   /** A group's members changed by this tab's own request (no event comes to it): as GroupParticipantsChanged. */
   | { kind: 'participants'; id: number; event: GroupParticipantsChangedEvent }
-  /** Another conversation (or none) is to be shown; `messageId`: scrolled to that message; `notice`: why the
-   * open one closed (it went away). */
-  | { kind: 'open'; id: number | null; messageId?: number; notice?: string };
+  /** Another conversation (or none) is to be shown; `messageId`: scrolled to that message; `thread`: with the
+   * thread of this root open; `notice`: why the open one closed (it went away). */
+  | { kind: 'open'; id: number | null; messageId?: number; thread?: Message; notice?: string };
 
 export class ChatStore {
   private readonly byId = new Map<number, Conversation>();
@@ -127,11 +127,11 @@ export class ChatStore {
 
   // ---- navigation ------------------------------------------------------------------------------------------
 
-  /** Shows a conversation (null: the inbox alone), optionally scrolled to one message. */
-  open(id: number | null, messageId?: number): void {
-    if (id === this.openId && messageId === undefined) return;
+  /** Shows a conversation (null: the inbox alone), optionally scrolled to one message, or with a thread open. */
+  open(id: number | null, messageId?: number, thread?: Message): void {
+    if (id === this.openId && messageId === undefined && !thread) return;
     this.openId = id;
-    this.emit({ kind: 'open', id, messageId });
+    this.emit({ kind: 'open', id, messageId, thread });
   }
 
   // ---- conversations ---------------------------------------------------------------------------------------

@@ -5,11 +5,12 @@
 import type { ApiError } from './api.js';
 import { describeError } from './api.js';
 import { Composer } from './composer.js';
-import { forwardDialog, groupSettingsDialog } from './dialogs.js';
-import { announce, avatar, confirmAction, h, labelledIconButton, lastSeen, toast } from './dom.js';
+import { headerActions } from './conversation-menu.js';
+import { forwardDialog } from './dialogs.js';
+import { announce, avatar, confirmAction, h, lastSeen, toast } from './dom.js';
 import { MessageList } from './message-list.js';
-import { muteToggle } from './mute.js';
 import { Receipts } from './receipts.js';
+import { Threads } from './replies.js';
 import type { ChatStore } from './store.js';
 import type { Conversation, GroupParticipantsChangedEvent, Message, Paged } from './types.js';
 
@@ -23,6 +24,7 @@ export class ThreadView {
   private readonly list: MessageList;
   private readonly composer: Composer;
   private readonly receipts: Receipts;
+  private readonly threads: Threads;
   private olderCursor: string | null = null;
   private loaded = false;
   private markLoaded!: () => void;
@@ -42,14 +44,20 @@ export class ThreadView {
     readonly id: number,
   ) {
     this.element = h('section', { className: 'thread', 'aria-labelledby': 'thread-title', 'data-conversation-id': id });
+    const shared = {
+      forward: (m: Message) => forwardDialog(store, m, (copies) => copies.forEach((c) => this.list.upsert(c))),
+      delete: (m: Message) => void this.deleteMessage(m),
+    };
     this.list = new MessageList(store, id, {
+      ...shared,
       reply: (m) => this.composer.replyToMessage(m),
       edit: (m) => this.composer.edit(m),
-      forward: (m) => forwardDialog(store, m, (copies) => copies.forEach((c) => this.list.upsert(c))),
-      delete: (m) => void this.deleteMessage(m),
       older: () => void this.loadOlder(),
       rendered: () => this.receipts.render(),
+      thread: (m) => void this.threads.open(m),
+      unread: (rootId) => this.threads.isUnread(rootId),
     });
+    this.threads = new Threads(store, id, this.list, this.element, shared);
     this.receipts = new Receipts(store, id, this.list);
     this.composer = new Composer(store, id, {
       lastOwnMessage: () => [...this.list.mine()].reverse().find((m) => m.body !== null),
@@ -67,10 +75,14 @@ export class ThreadView {
     this.cleanups.push(
       store.realtime.listenToConversation(id, {
         messageSent: (m) => this.received(m),
-        messageUpdated: (m) => this.list.upsert(m),
+        // Only what is on screen: an edit of a reply in a thread is no message of the conversation's list.
+        messageUpdated: (m) => [this.list, this.threads.listOf(m.id)].forEach((l) => l?.has(m.id) && l.upsert(m)),
         messageDeleted: ({ id: messageId }) => this.deleted(messageId),
         read: ({ user_id, read_at }) => this.receipts.read(user_id, read_at),
-        reactionsUpdated: ({ message_id, reactions }) => this.list.setReactions(message_id, reactions),
+        reactionsUpdated: ({ message_id, reactions }) => [this.list, this.threads.listOf(message_id)].forEach((l) => l?.setReactions(message_id, reactions)),
+        threadReply: (e) => this.threads.reply(e),
+        threadUpdated: (e) => this.threads.updated(e),
+        threadRead: (e) => this.threads.readBy(e),
         typing: ({ user_id, is_typing }) => {
           if (user_id !== store.me.id) this.setTyping(user_id, is_typing);
         },
@@ -144,6 +156,7 @@ export class ThreadView {
     this.list.scrollToBottom();
     this.markLoaded();
     this.markRead();
+    void this.threads.loadUnread();
     void this.store.refreshPresence((this.conversation()?.participants_preview ?? []).map((p) => p.id).filter((i) => i !== this.store.me.id)).catch(() => {});
     if (window.matchMedia('(min-width: 48rem)').matches || document.activeElement === document.body) this.composer.focus();
   }
@@ -191,6 +204,12 @@ export class ThreadView {
     setTimeout(() => element.classList.remove('found'), 2_500);
   }
 
+  /** Opens a thread (from the Threads list) once the history is on screen. */
+  async openThread(root: Message): Promise<void> {
+    await this.whenLoaded;
+    if (!this.destroyed) await this.threads.open(this.list.get(root.id) ?? root);
+  }
+
   /** After a reconnect: every message after the newest one on screen, page by page (each page newest first). */
   async catchUp(): Promise<void> {
     if (!this.loaded) return;
@@ -214,6 +233,7 @@ export class ThreadView {
   destroy(): void {
     this.destroyed = true;
     this.store.watch(this.id, false);
+    this.threads.close(false);
     this.composer.destroy();
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     for (const timer of this.typingUsers.values()) clearTimeout(timer);
@@ -233,6 +253,7 @@ export class ThreadView {
   }
 
   private deleted(messageId: number): void {
+    this.threads.deleted(messageId);
     if (this.list.remove(messageId)) this.composer.forget(messageId);
   }
 
@@ -340,22 +361,11 @@ export class ThreadView {
     const subtitle = partner
       ? this.presenceText(partner.id)
       : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.store.me.id ? 'you' : this.store.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
-    const actions: HTMLElement[] = [muteToggle(this.store, conversation)];
-    if (conversation.type === 'group') {
-      const settings = labelledIconButton('settings', 'Group settings', { className: 'secondary', id: 'group-settings' });
-      settings.addEventListener('click', () => groupSettingsDialog(this.store, this.id));
-      actions.push(settings);
-    } else if (partner) {
-      const blocked = this.store.hasBlocked(partner.id);
-      const toggle = h('button', { type: 'button', className: blocked ? 'secondary' : 'secondary danger-text', id: 'block-toggle' }, blocked ? 'Unblock' : 'Block');
-      toggle.addEventListener('click', () => void this.toggleBlock(partner.id, partner.name, blocked));
-      actions.push(toggle);
-    }
     this.header.replaceChildren(
       back,
       avatar(this.store.title(conversation), conversation.type === 'group' ? conversation.id + 7 : (partner?.id ?? conversation.id), { online }),
       h('div', { className: 'thread-heading' }, h('h2', { id: 'thread-title' }, this.store.title(conversation)), h('p', { className: 'subtitle', id: 'thread-subtitle' }, subtitle)),
-      h('div', { className: 'thread-actions' }, ...actions),
+      h('div', { className: 'thread-actions' }, ...headerActions(this.store, conversation)),
     );
   }
 
@@ -364,22 +374,5 @@ export class ThreadView {
     if (this.store.isOnline(userId)) return 'online';
     const at = this.store.lastSeenAt(userId);
     return at ? lastSeen(at) : 'offline';
-  }
-
-  private async toggleBlock(userId: number, name: string, blocked: boolean): Promise<void> {
-    try {
-      if (blocked) {
-        const { data } = await this.store.api.delete<{ data: { messaging_blocked_user_ids: number[] } }>(`/blocks/${userId}`);
-        this.store.applyBlocks(data.messaging_blocked_user_ids, { userId, blocked: false });
-        toast(`You unblocked ${name || `User ${userId}`}.`, 'info');
-      } else {
-        if (!(await confirmAction(`Block ${name || `User ${userId}`}? Neither of you can send direct messages until you unblock them. Groups are not affected.`, 'Block'))) return;
-        const { data } = await this.store.api.post<{ data: { messaging_blocked_user_ids: number[] } }>('/blocks', { user_id: userId });
-        this.store.applyBlocks(data.messaging_blocked_user_ids, { userId, blocked: true });
-        toast(`You blocked ${name || `User ${userId}`}.`, 'info');
-      }
-    } catch (err) {
-      toast(describeError(err));
-    }
   }
 }

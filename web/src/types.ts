@@ -53,6 +53,25 @@ export interface Message {
   /** History items only (v1.1); kept from what is known when an event replaces the message. */
   reactions?: Reaction[];
   mentioned_user_ids?: number[];
+  /** v1.2: the root's id for a reply in a thread; the thread under a root with replies; the pin. */
+  thread_id?: number | null;
+  thread?: ThreadSummary | null;
+  pinned_at?: string | null;
+  pinned_by?: number | null;
+}
+
+export interface ThreadSummary {
+  reply_count: number;
+  last_reply_at: string;
+  participant_ids: number[];
+}
+
+/** GET /threads */
+export interface ThreadItem {
+  root: Message;
+  reply_count: number;
+  unread_reply_count: number;
+  last_reply_at: string;
 }
 
 export interface Reaction {
@@ -88,6 +107,10 @@ export interface Conversation {
   unread_mention_count?: number;
   muted?: boolean;
   muted_until?: string | null;
+  /** v1.2, HTTP answers and ConversationStateChanged only: my own state. undefined: not known yet. */
+  archived_at?: string | null;
+  pinned_at?: string | null;
+  cleared_at?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -173,4 +196,38 @@ export interface GroupMembershipRevokedEvent {
   conversation_id: number;
   user_id: number;
   reason: 'removed' | 'left' | 'group_deleted';
+}
+export interface ThreadReplySentEvent {
+  conversation_id: number;
+  thread_id: number;
+  message: Message;
+}
+export interface ThreadUpdatedEvent extends ThreadSummary {
+  conversation_id: number;
+  thread_id: number;
+}
+export interface ThreadReadEvent {
+  conversation_id: number;
+  thread_id: number;
+  user_id: number;
+  read_at: string;
+}
+export interface MessagePinnedEvent {
+  conversation_id: number;
+  message_id: number;
+  pinned: boolean;
+  pinned_by: number | null;
+  pinned_at: string | null;
+}
+export interface ConversationStateChangedEvent {
+  conversation_id: number;
+  muted: boolean;
+  muted_until: string | null;
+  archived_at: string | null;
+  pinned_at: string | null;
+  cleared_at: string | null;
+}
+export interface MessageHiddenEvent {
+  conversation_id: number;
+  message_id: number;
 }

@@ -1,0 +1,54 @@
+// Lists that take the inbox's place in the sidebar until "Back to inbox": "Threads" (GET /threads: the threads I
+// take part in, most recent reply first, with their unread replies), each opening its conversation and thread.
+import { describeError } from './api.js';
+import { h, shortTime } from './dom.js';
+import type { ChatStore } from './store.js';
+import type { Paged, ThreadItem } from './types.js';
+
+/** `inbox`: the inbox's list, hidden while a list is shown in `panel`; `nav`: the buttons that show them. */
+export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElement; panel: HTMLElement } {
+  const panel = h('div', { className: 'search-panel', id: 'side-panel', hidden: true });
+  const back = h('button', { type: 'button', className: 'link-button' }, 'Back to inbox');
+  back.addEventListener('click', () => {
+    panel.hidden = true;
+    inbox.hidden = false;
+  });
+  async function show<T>(title: string, path: string, item: (x: T) => HTMLElement): Promise<void> {
+    const list = h('ul', { className: 'search-results', 'aria-label': title });
+    const status = h('p', { className: 'hint', role: 'status' }, 'Loading…');
+    panel.replaceChildren(h('div', { className: 'search-head' }, h('h2', { className: 'side-title' }, title), back), status, list);
+    panel.hidden = false;
+    inbox.hidden = true;
+    try {
+      const { data } = await store.api.get<Paged<T>>(path);
+      list.append(...data.map((x) => h('li', {}, item(x))));
+      status.textContent = data.length > 0 ? '' : `No ${title.toLowerCase()} yet.`;
+    } catch (err) {
+      status.textContent = describeError(err);
+    }
+  }
+  const view = (label: string, open: () => void) => {
+    const button = h('button', { type: 'button', className: 'link-button' }, label);
+    button.addEventListener('click', open);
+    return button;
+  };
+  const thread = (t: ThreadItem) => {
+    const c = store.conversation(t.root.conversation_id);
+    const button = h(
+      'button',
+      { type: 'button', className: 'search-result' },
+      h(
+        'span',
+        { className: 'result-head' },
+        h('strong', {}, c ? store.title(c) : 'Conversation'),
+        ` · ${t.reply_count} ${t.reply_count === 1 ? 'reply' : 'replies'} · ${shortTime(t.last_reply_at)} `,
+        t.unread_reply_count > 0 ? h('span', { className: 'badge' }, t.unread_reply_count, h('span', { className: 'visually-hidden' }, ' unread')) : null,
+      ),
+      h('span', { className: 'result-body' }, `${store.displayName(t.root.sender)}: ${t.root.body ?? 'Attachment'}`),
+    );
+    button.addEventListener('click', () => store.open(t.root.conversation_id, undefined, t.root));
+    return button;
+  };
+  const nav = h('nav', { className: 'side-views', 'aria-label': 'Views' }, view('Threads', () => void show('Threads', '/threads?limit=50', thread)));
+  return { nav, panel };
+}
