@@ -12,6 +12,7 @@ import type {
   GroupParticipantsChangedEvent,
   Message,
   MessageDeletedEvent,
+  MessagePinnedEvent,
   MessageReactionsUpdatedEvent,
   ThreadReadEvent,
   ThreadReplySentEvent,
@@ -45,6 +46,8 @@ export interface ConversationHandlers {
   threadReply(event: ThreadReplySentEvent): void;
   threadUpdated(event: ThreadUpdatedEvent): void;
   threadRead(event: ThreadReadEvent): void;
+  /** v1.2: a message pinned or unpinned. */
+  pinned(event: MessagePinnedEvent): void;
   refused(status: number): void;
 }
 
@@ -90,6 +93,7 @@ const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unkn
   ThreadReplySent: (on, data) => on.threadReply(data as ThreadReplySentEvent),
   ThreadUpdated: (on, data) => on.threadUpdated(data as ThreadUpdatedEvent),
   ThreadRead: (on, data) => on.threadRead(data as ThreadReadEvent),
+  MessagePinned: (on, data) => on.pinned(data as MessagePinnedEvent),
 };
 
 /** Whether an event is one of a conversation's channel (its handlers are the open conversation's). */

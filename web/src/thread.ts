@@ -9,6 +9,7 @@ import { headerActions } from './conversation-menu.js';
 import { forwardDialog } from './dialogs.js';
 import { announce, avatar, confirmAction, h, lastSeen, toast } from './dom.js';
 import { MessageList } from './message-list.js';
+import { Pins } from './pins.js';
 import { Receipts } from './receipts.js';
 import { Threads } from './replies.js';
 import type { ChatStore } from './store.js';
@@ -25,6 +26,7 @@ export class ThreadView {
   private readonly composer: Composer;
   private readonly receipts: Receipts;
   private readonly threads: Threads;
+  private readonly pins: Pins;
   private olderCursor: string | null = null;
   private loaded = false;
   private markLoaded!: () => void;
@@ -56,7 +58,9 @@ export class ThreadView {
       rendered: () => this.receipts.render(),
       thread: (m) => void this.threads.open(m),
       unread: (rootId) => this.threads.isUnread(rootId),
+      pin: (m) => void this.pins.toggle(m),
     });
+    this.pins = new Pins(store, id, this.list, (messageId) => void this.showMessage(messageId));
     this.threads = new Threads(store, id, this.list, this.element, shared);
     this.receipts = new Receipts(store, id, this.list);
     this.composer = new Composer(store, id, {
@@ -70,7 +74,7 @@ export class ThreadView {
       },
       changed: () => this.list.scrollToBottom(),
     });
-    this.element.append(this.header, this.list.element, this.typingLine, this.composer.element);
+    this.element.append(this.header, this.pins.element, this.list.element, this.typingLine, this.composer.element);
 
     this.cleanups.push(
       store.realtime.listenToConversation(id, {
@@ -83,6 +87,7 @@ export class ThreadView {
         threadReply: (e) => this.threads.reply(e),
         threadUpdated: (e) => this.threads.updated(e),
         threadRead: (e) => this.threads.readBy(e),
+        pinned: (e) => this.pins.changed(e),
         typing: ({ user_id, is_typing }) => {
           if (user_id !== store.me.id) this.setTyping(user_id, is_typing);
         },
@@ -157,6 +162,7 @@ export class ThreadView {
     this.markLoaded();
     this.markRead();
     void this.threads.loadUnread();
+    void this.pins.load();
     void this.store.refreshPresence((this.conversation()?.participants_preview ?? []).map((p) => p.id).filter((i) => i !== this.store.me.id)).catch(() => {});
     if (window.matchMedia('(min-width: 48rem)').matches || document.activeElement === document.body) this.composer.focus();
   }
