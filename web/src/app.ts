@@ -67,6 +67,8 @@ export class ChatApp {
       blockChanged: (e) =>
         store.applyBlocks(e.messaging_blocked_user_ids, e.blocker_id === store.me.id ? { userId: e.blocked_user_id, blocked: e.blocked } : undefined),
       membershipRevoked: (e) => this.membershipRevoked(e),
+      stateChanged: (e) => store.applyState(e),
+      messageHidden: (e) => store.hide(e.conversation_id, e.message_id),
     });
     store.realtime.onStateChange((state) => this.renderStatus(state));
     // After a reconnect, once the user's channel is subscribed again: what the socket missed.

@@ -200,6 +200,8 @@ const ICONS = {
   bell: 'M18 8A6 6 0 0 0 6 8c0 7-3 9-3 9h18s-3-2-3-9M13.73 21a2 2 0 0 1-3.46 0',
   // Sliders: a conversation's settings.
   settings: 'M4 21v-7M4 10V3M12 21v-9M12 8V3M20 21v-5M20 12V3M1 14h6M9 8h6M17 16h6',
+  // A pushpin: a pinned conversation.
+  pin: 'M12 17v5M5 17h14l-3-5V3H8v9z',
 } as const;
 
 /** A small inline SVG icon, hidden from screen readers (the surrounding text or label names the action). */

@@ -1,7 +1,7 @@
 // The inbox: every conversation, newest activity first, with its last message, unread and "@" badges, online
 // dot and muted mark; "Load more conversations" for the next page; the message search above it, whose results
 // take its place while shown. It re-renders from the store's change events.
-import { avatar, h, shortTime } from './dom.js';
+import { avatar, h, icon, shortTime } from './dom.js';
 import { sideLists } from './lists.js';
 import { mutedMark } from './mute.js';
 import { SearchPanel } from './search.js';
@@ -90,7 +90,14 @@ export class InboxView {
       h(
         'span',
         { className: 'item-main' },
-        h('span', { className: 'item-title' }, store.title(c), online ? h('span', { className: 'visually-hidden' }, ' (online)') : null, c.muted ? mutedMark() : null),
+        h(
+          'span',
+          { className: 'item-title' },
+          store.title(c),
+          online ? h('span', { className: 'visually-hidden' }, ' (online)') : null,
+          c.muted ? mutedMark() : null,
+          c.pinned_at ? h('span', { className: 'muted-mark pin-mark', title: 'Pinned' }, icon('pin'), h('span', { className: 'visually-hidden' }, ' (pinned)')) : null,
+        ),
         h('span', { className: 'item-preview' }, preview),
       ),
       h(

@@ -1,9 +1,10 @@
 // Lists that take the inbox's place in the sidebar until "Back to inbox": "Threads" (GET /threads: the threads I
-// take part in, most recent reply first, with their unread replies), each opening its conversation and thread.
+// take part in, most recent reply first, with their unread replies), each opening its conversation and thread;
+// "Archived" (GET /conversations?archived=true), each opening its conversation, with Unarchive beside it.
 import { describeError } from './api.js';
-import { h, shortTime } from './dom.js';
+import { h, shortTime, toast } from './dom.js';
 import type { ChatStore } from './store.js';
-import type { Paged, ThreadItem } from './types.js';
+import type { Conversation, Paged, ThreadItem } from './types.js';
 
 /** `inbox`: the inbox's list, hidden while a list is shown in `panel`; `nav`: the buttons that show them. */
 export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElement; panel: HTMLElement } {
@@ -49,6 +50,28 @@ export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElem
     button.addEventListener('click', () => store.open(t.root.conversation_id, undefined, t.root));
     return button;
   };
-  const nav = h('nav', { className: 'side-views', 'aria-label': 'Views' }, view('Threads', () => void show('Threads', '/threads?limit=50', thread)));
+  const archived = (c: Conversation) => {
+    store.upsertConversation(c, false); // known, so it opens at once; not in the inbox
+    const title = store.title(c);
+    const open = h('button', { type: 'button', className: 'search-result' }, h('strong', {}, title));
+    open.addEventListener('click', () => store.open(c.id));
+    const unarchive = h('button', { type: 'button', className: 'secondary', 'aria-label': `Unarchive ${title}` }, 'Unarchive');
+    unarchive.addEventListener('click', async () => {
+      try {
+        const { data } = await store.api.delete<{ data: Conversation }>(`/conversations/${c.id}/archive`);
+        store.upsertConversation(data);
+        unarchive.closest('li')?.remove();
+      } catch (err) {
+        toast(describeError(err));
+      }
+    });
+    return h('div', { className: 'archived-item' }, open, unarchive);
+  };
+  const nav = h(
+    'nav',
+    { className: 'side-views', 'aria-label': 'Views' },
+    view('Threads', () => void show('Threads', '/threads?limit=50', thread)),
+    view('Archived', () => void show('Archived', '/conversations?archived=true&limit=100', archived)),
+  );
   return { nav, panel };
 }

@@ -8,10 +8,12 @@ import type {
   ClientConfig,
   Conversation,
   ConversationReadEvent,
+  ConversationStateChangedEvent,
   GroupMembershipRevokedEvent,
   GroupParticipantsChangedEvent,
   Message,
   MessageDeletedEvent,
+  MessageHiddenEvent,
   MessagePinnedEvent,
   MessageReactionsUpdatedEvent,
   ThreadReadEvent,
@@ -30,6 +32,9 @@ export interface UserHandlers {
   presenceChanged(event: UserPresenceChangedEvent): void;
   blockChanged(event: UserBlockChangedEvent): void;
   membershipRevoked(event: GroupMembershipRevokedEvent): void;
+  /** v1.2: my own state of a conversation (mute, archive, pin, clear), and a message I deleted for me alone. */
+  stateChanged(event: ConversationStateChangedEvent): void;
+  messageHidden(event: MessageHiddenEvent): void;
 }
 
 /** chat.conversation.{id}: one open conversation. */
@@ -81,6 +86,8 @@ const USER_EVENTS: Record<string, ((on: UserHandlers, data: unknown) => void) | 
   UserPresenceChanged: (on, data) => on.presenceChanged(data as UserPresenceChangedEvent),
   UserBlockChanged: (on, data) => on.blockChanged(data as UserBlockChangedEvent),
   GroupMembershipRevoked: (on, data) => on.membershipRevoked(data as GroupMembershipRevokedEvent),
+  ConversationStateChanged: (on, data) => on.stateChanged(data as ConversationStateChangedEvent),
+  MessageHidden: (on, data) => on.messageHidden(data as MessageHiddenEvent),
 };
 const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unknown, at?: number) => void) | undefined> = {
   MessageSent: (on, data) => on.messageSent(data as Message),

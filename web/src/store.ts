@@ -5,7 +5,7 @@
 import { describeError, type Api, type ApiError } from './api.js';
 import { toast } from './dom.js';
 import { isConversationEvent, type Realtime } from './realtime.js';
-import type { Conversation, GroupParticipantsChangedEvent, InboxPage, Message, Presence, SyncChange, SyncPage, User } from './types.js';
+import type { Conversation, ConversationStateChangedEvent, GroupParticipantsChangedEvent, InboxPage, Message, Presence, SyncChange, SyncPage, User } from './types.js';
 
 const INBOX_PAGE = 30;
 
@@ -20,6 +20,8 @@ export type Change =
   | { kind: 'blocks' }
   /** A group's members changed by this tab's own request (no event comes to it): as GroupParticipantsChanged. */
   | { kind: 'participants'; id: number; event: GroupParticipantsChangedEvent }
+  /** A message I deleted for me alone (here, or MessageHidden from another tab). */
+  | { kind: 'hidden'; id: number; messageId: number }
   /** Another conversation (or none) is to be shown; `messageId`: scrolled to that message; `thread`: with the
    * thread of this root open; `notice`: why the open one closed (it went away). */
   | { kind: 'open'; id: number | null; messageId?: number; thread?: Message; notice?: string };
@@ -66,9 +68,14 @@ export class ChatStore {
     return this.byId.get(id);
   }
 
-  /** Every conversation, newest activity first. */
+  /**
+   * The inbox: the pinned conversations first (most recently pinned first), then newest activity first; without
+   * the archived ones (and those whose state is not known yet), nor a cleared one until a new message arrives.
+   */
   inbox(): Conversation[] {
-    return [...this.byId.values()].sort((a, b) => (this.activity.get(b.id) ?? 0) - (this.activity.get(a.id) ?? 0) || b.id - a.id);
+    return [...this.byId.values()]
+      .filter((c) => c.archived_at === null && !(c.cleared_at && !c.last_message))
+      .sort((a, b) => (b.pinned_at ?? '').localeCompare(a.pinned_at ?? '') || (this.activity.get(b.id) ?? 0) - (this.activity.get(a.id) ?? 0) || b.id - a.id);
   }
 
   /** Whether the first inbox page has arrived, and whether there are more pages. */
@@ -166,11 +173,15 @@ export class ChatStore {
   /** A conversation from an event or an HTTP answer (`announce`: false while a page of the inbox is taken in). */
   upsertConversation(incoming: Conversation, announce = true): void {
     const previous = this.byId.get(incoming.id);
-    // InboxUpdated carries only the v1 keys: keep the HTTP-only ones (mute, mention count) we know.
+    // InboxUpdated carries only the v1 keys: keep the HTTP-only ones (mute, mention count, my own state) we know.
+    const known = <K extends keyof Conversation>(key: K) => (incoming[key] !== undefined ? incoming[key] : previous?.[key]);
     const conversation: Conversation = {
       ...incoming,
       muted: incoming.muted ?? previous?.muted ?? false,
-      muted_until: incoming.muted_until !== undefined ? incoming.muted_until : (previous?.muted_until ?? null),
+      muted_until: known('muted_until') ?? null,
+      archived_at: known('archived_at'),
+      pinned_at: known('pinned_at'),
+      cleared_at: known('cleared_at'),
       unread_mention_count: incoming.unread_mention_count ?? (incoming.unread_count === 0 ? 0 : (previous?.unread_mention_count ?? 0)),
     };
     // A new unread message that names me (InboxUpdated has no mention count): ask for the conversation's count.
@@ -184,7 +195,12 @@ export class ChatStore {
     ) {
       void this.refreshConversation(incoming.id);
     }
+    // A live InboxUpdated carries the conversation's last message even when I cleared the history after it.
+    const lastShown = conversation.last_message;
+    if (conversation.cleared_at && lastShown && lastShown.created_at <= conversation.cleared_at) conversation.last_message = null;
     this.byId.set(conversation.id, conversation);
+    // New here from an event (InboxUpdated has no archived_at): it shows once its own state is known.
+    if (conversation.archived_at === undefined) void this.refreshConversation(conversation.id);
     const times = [conversation.created_at, conversation.last_message?.created_at].filter(Boolean).map((t) => Date.parse(t as string));
     // From the entry alone: a deleted newest message moves the conversation back (the server orders it so too).
     this.activity.set(conversation.id, Math.max(...times));
@@ -223,6 +239,19 @@ export class ChatStore {
       this.openId = null;
       this.emit({ kind: 'open', id: null, notice: notice ?? 'This conversation is no longer available.' });
     }
+  }
+
+  /** My own state of a conversation changed in another tab (ConversationStateChanged). */
+  applyState({ conversation_id: id, ...state }: ConversationStateChangedEvent): void {
+    if (this.byId.has(id)) this.patchConversation(id, state);
+    else void this.refreshConversation(id); // unarchived elsewhere: not known here yet
+  }
+
+  /** A message I deleted for me alone: the views drop it; the inbox's last message is asked for (a live
+   * InboxUpdated may still carry the hidden one). */
+  hide(id: number, messageId: number): void {
+    this.emit({ kind: 'hidden', id, messageId });
+    void this.refreshConversation(id);
   }
 
   /** A change of a group's members this tab made: its views follow it as the other tabs follow the event. */

@@ -5,7 +5,7 @@
 import type { ApiError } from './api.js';
 import { describeError } from './api.js';
 import { Composer } from './composer.js';
-import { headerActions } from './conversation-menu.js';
+import { headerActions, hideForMe } from './conversation-menu.js';
 import { forwardDialog } from './dialogs.js';
 import { announce, avatar, confirmAction, h, lastSeen, toast } from './dom.js';
 import { MessageList } from './message-list.js';
@@ -49,6 +49,7 @@ export class ThreadView {
     const shared = {
       forward: (m: Message) => forwardDialog(store, m, (copies) => copies.forEach((c) => this.list.upsert(c))),
       delete: (m: Message) => void this.deleteMessage(m),
+      hide: (m: Message) => void hideForMe(store, m),
     };
     this.list = new MessageList(store, id, {
       ...shared,
@@ -101,6 +102,7 @@ export class ThreadView {
       store.subscribe((change) => {
         if (change.kind === 'presence') this.renderHeader();
         if (change.kind === 'participants' && change.id === id) this.participantsChanged(change.event);
+        if (change.kind === 'hidden' && change.id === id) [this.list, this.threads.listOf(change.messageId)].forEach((l) => l?.drop((m) => m.id === change.messageId));
         if (change.kind === 'blocks') {
           this.renderHeader();
           this.composer.renderState();
@@ -108,6 +110,9 @@ export class ThreadView {
         if ((change.kind === 'conversation' && change.id === id && change.conversation) || change.kind === 'inbox') {
           this.renderHeader();
           this.composer.renderState();
+          // History cleared (here or in another tab of mine): what was before is gone for me.
+          const cleared = this.conversation()?.cleared_at;
+          if (cleared) this.list.drop((m) => m.created_at <= cleared);
           if ((this.conversation()?.unread_count ?? 0) > 0) this.markRead();
         }
       }),
@@ -367,6 +372,10 @@ export class ThreadView {
     const subtitle = partner
       ? this.presenceText(partner.id)
       : `${conversation.participant_count} member${conversation.participant_count === 1 ? '' : 's'}: ${conversation.participants_preview.map((p) => (p.id === this.store.me.id ? 'you' : this.store.displayName(p))).join(', ')}${conversation.participant_count > conversation.participants_preview.length ? ', …' : ''}`;
+    // Drawn again only when what it shows changed: an open "More actions" menu stays open meanwhile.
+    const key = JSON.stringify([this.store.title(conversation), subtitle, online, conversation.muted, conversation.archived_at, conversation.pinned_at, partner && this.store.hasBlocked(partner.id)]);
+    if (key === this.header.dataset.key) return;
+    this.header.dataset.key = key;
     this.header.replaceChildren(
       back,
       avatar(this.store.title(conversation), conversation.type === 'group' ? conversation.id + 7 : (partner?.id ?? conversation.id), { online }),
