@@ -1,7 +1,8 @@
 // Accessibility: every screen of the web client, scanned with axe-core in the browser, light and dark, at desktop
 // and phone width, has no serious or critical violation. The screens: sign-in, the empty inbox, each dialog, a
 // direct conversation (reply, reaction, receipt, deleted message, a message's toolbar, the composer's reply
-// banner), a group with its notices and settings, search results, the confirm dialog.
+// banner), a group with its notices and settings, search results, the confirm dialog, a thread panel, the pinned
+// bar and its list, the conversation's "More actions" menu, the sidebar's Threads and Archived lists.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -158,6 +159,36 @@ describe('web client: accessibility of every screen (axe-core)', { skip }, () =>
     await alice.locator('.search-result').first().waitFor();
     await scan(alice, 'search results');
     await alice.getByRole('button', { name: 'Close search' }).click();
+  });
+
+  test('a thread panel, the pinned bar and its list, the "More actions" menu, the Threads and Archived lists', async () => {
+    await item(alice, 'Release crew').click();
+    await message(alice, 'Welcome, Carol').hover();
+    await message(alice, 'Welcome, Carol').getByRole('button', { name: 'Pin message from Alice', exact: true }).click();
+    await seeText(alice.locator('#pin-bar'), '1 pinned');
+    await alice.locator('#pin-bar').click();
+    await alice.getByRole('dialog').waitFor();
+    await scan(alice, 'pinned messages dialog');
+    await alice.keyboard.press('Escape');
+    await alice.getByRole('dialog').waitFor({ state: 'detached' });
+    await message(alice, 'Welcome, Carol').hover();
+    await message(alice, 'Welcome, Carol').getByRole('button', { name: 'Reply in thread message from Alice' }).click();
+    await alice.locator('#thread-input').fill('Glad to have you here');
+    await alice.locator('#thread-input').press('Enter');
+    await alice.locator('#reply-list .message:not(.pending)', { hasText: 'Glad to have you here' }).waitFor();
+    await message(alice, 'Welcome, Carol').locator('.thread-line').waitFor();
+    await scan(alice, 'thread panel beside a group with a pinned bar');
+    await alice.getByRole('button', { name: 'Close thread' }).click();
+    await alice.getByRole('button', { name: 'More actions' }).click();
+    await alice.getByRole('menu').waitFor();
+    await scan(alice, 'the conversation\'s "More actions" menu');
+    await alice.keyboard.press('Escape');
+    for (const list of ['Threads', 'Archived']) {
+      await alice.getByRole('button', { name: list, exact: true }).click();
+      await alice.locator('#side-panel .hint:not(:has-text("Loading"))').waitFor({ state: 'attached' });
+      await scan(alice, `the ${list} list`);
+      await alice.getByRole('button', { name: 'Back to inbox' }).click();
+    }
   });
 
   test('phone width: the inbox and a conversation', async () => {

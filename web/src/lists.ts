@@ -14,7 +14,7 @@ export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElem
     panel.hidden = true;
     inbox.hidden = false;
   });
-  async function show<T>(title: string, path: string, item: (x: T) => HTMLElement): Promise<void> {
+  async function show<T>(title: string, path: string, item: (x: T) => HTMLElement, empty: string): Promise<void> {
     const list = h('ul', { className: 'search-results', 'aria-label': title });
     const status = h('p', { className: 'hint', role: 'status' }, 'Loading…');
     panel.replaceChildren(h('div', { className: 'search-head' }, h('h2', { className: 'side-title' }, title), back), status, list);
@@ -23,7 +23,7 @@ export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElem
     try {
       const { data } = await store.api.get<Paged<T>>(path);
       list.append(...data.map((x) => h('li', {}, item(x))));
-      status.textContent = data.length > 0 ? '' : `No ${title.toLowerCase()} yet.`;
+      status.textContent = data.length > 0 ? '' : empty;
     } catch (err) {
       status.textContent = describeError(err);
     }
@@ -70,8 +70,8 @@ export function sideLists(store: ChatStore, inbox: HTMLElement): { nav: HTMLElem
   const nav = h(
     'nav',
     { className: 'side-views', 'aria-label': 'Views' },
-    view('Threads', () => void show('Threads', '/threads?limit=50', thread)),
-    view('Archived', () => void show('Archived', '/conversations?archived=true&limit=100', archived)),
+    view('Threads', () => void show('Threads', '/threads?limit=50', thread, 'No threads yet: “Reply in thread” on a message starts one.')),
+    view('Archived', () => void show('Archived', '/conversations?archived=true&limit=100', archived, 'No archived conversations.')),
   );
   return { nav, panel };
 }
