@@ -1,8 +1,8 @@
 // Each user's own conversation state in the web client (docs/api.md "A user's own conversation state"), in Chromium
-// against a real Parley, with Alice in two tabs: Pin conversation puts it first with a pin mark; Archive takes it
-// out of the inbox (also when new messages arrive, also after a reload) and the sidebar's "Archived" list brings it
-// back with Unarchive; "Delete for me" hides one message for her alone; Clear history empties it for her and takes
-// it out of the inbox until a new message arrives. Her other tab follows each change live (ConversationStateChanged,
+// against a real Parley, with Alice in two tabs: Pin conversation puts it first with a pin mark (and Mute follows
+// too); Archive takes it out of the inbox (also when new messages arrive, also after a reload) and the sidebar's
+// "Archived" list brings it back with Unarchive; "Delete for me" hides one message for her alone; Clear history
+// empties it for her and takes it out of the inbox until a new message arrives. Her other tab follows each change live (ConversationStateChanged,
 // MessageHidden); Bob keeps everything.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -62,7 +62,7 @@ describe('web client: my own conversation state', { skip }, () => {
     await harness?.close();
   });
 
-  test('Pin conversation puts it first with a pin mark, in both tabs, and it stays first', async () => {
+  test('Pin conversation puts it first with a pin mark, in both tabs, and it stays first; Mute reaches the other tab too', async () => {
     assert.deepEqual(await titles(a1), ['Carol', 'Bob']);
     await item(a1, 'Bob').click();
     await menu(a1, 'Pin conversation');
@@ -76,6 +76,13 @@ describe('web client: my own conversation state', { skip }, () => {
     await a1.getByRole('button', { name: 'More actions' }).click();
     await a1.getByRole('menuitem', { name: 'Unpin conversation' }).waitFor();
     await a1.keyboard.press('Escape');
+    await a1.getByRole('menu').waitFor({ state: 'hidden' });
+    // Mute too reaches the other tab (ConversationStateChanged), and Unmute.
+    await a1.locator('#mute-toggle').click();
+    await item(a2, 'Bob').locator('.muted-mark:not(.pin-mark)').waitFor();
+    await seeText(a1.locator('#mute-toggle'), 'Unmute');
+    await a1.locator('#mute-toggle').click();
+    await item(a2, 'Bob').locator('.muted-mark:not(.pin-mark)').waitFor({ state: 'detached' });
     assert.deepEqual(harness.pageErrors, []);
   });
 
