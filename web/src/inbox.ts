@@ -1,5 +1,5 @@
-// The inbox: every conversation, newest activity first, with its last message, unread and "@" badges, online
-// dot and muted mark; "Load more conversations" for the next page; the message search above it, whose results
+// The inbox: the conversations not archived, pinned ones first and then newest activity first, with the last
+// message, unread and "@" badges, online dot, muted and pin marks; "Load more conversations" for the next page; the message search above it, whose results
 // take its place while shown. It re-renders from the store's change events.
 import { avatar, h, icon, shortTime } from './dom.js';
 import { sideLists } from './lists.js';

@@ -1,4 +1,4 @@
-// The signed-in user's shared state: conversations (the inbox, newest activity first), who is online, blocks,
+// The signed-in user's shared state: conversations (the inbox: pinned first, then newest activity), who is online, blocks,
 // and which conversation is open. Views read it and subscribe to its change events; they change it only
 // through its methods (usually with an HTTP answer). It knows no view: the app shell and every view import it,
 // it imports none of them.
