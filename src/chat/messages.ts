@@ -81,7 +81,7 @@ export async function listMessages(
   }
   // `after` walks forward from a known message (catch-up after a reconnect): the messages right after it.
   // Either way the page is newest first, and next_cursor is the id to pass again as the same parameter.
-  const ids = await pageMessageIds(ctx.db, conversationId, { ...options, limit: options.limit + 1, viewerId: actor.userId });
+  const ids = await pageMessageIds(ctx.db, { conversationId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
   const page = ids.slice(0, options.limit);
   const messages = await loadHistoryItems(ctx.db, page);
   const data = page.map((id) => messages.get(id)!).sort((a, b) => b.id - a.id);

@@ -9,7 +9,8 @@ import { loadHistoryItems } from '../store/read-model.js';
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
-import { ChatError, forbidden, invalid, notFound } from './errors.js';
+import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
+import { ChatError, forbidden, notFound } from './errors.js';
 import { iso, isoOrNull, type HistoryItem } from './resources.js';
 import { unitOfWork } from './unit-of-work.js';
 
@@ -50,18 +51,13 @@ export async function pinMessage(ctx: ChatContext, actor: Actor, messageId: numb
 /** GET /conversations/{id}/pins: the pinned messages as history items, most recently pinned first. Cursor "<ms>.<id>". */
 export async function listPins(ctx: ChatContext, actor: Actor, conversationId: number, options: { cursor?: string; limit: number }): Promise<Page<HistoryItem>> {
   await requireParticipant(ctx.db, conversationId, actor.userId);
-  let after: { at: Date; id: number } | undefined;
-  if (options.cursor !== undefined) {
-    const match = /^(\d{1,15})\.(\d{1,19})$/.exec(options.cursor);
-    if (!match || !Number.isSafeInteger(Number(match[2]))) throw invalid('cursor', 'The cursor is not one this API returned.');
-    after = { at: new Date(Number(match[1])), id: Number(match[2]) };
-  }
+  const after = options.cursor === undefined ? undefined : decodeTimeCursor(options.cursor);
   const rows = await pinnedIds(ctx.db, conversationId, { after, limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   const items = await loadHistoryItems(ctx.db, page.map((r) => r.id));
   const last = page.at(-1);
   return {
     data: page.flatMap((r) => items.get(r.id) ?? []),
-    next_cursor: rows.length > options.limit && last ? `${last.pinned_at.getTime()}.${last.id}` : null,
+    next_cursor: rows.length > options.limit && last ? encodeTimeCursor({ at: last.pinned_at, id: last.id }) : null,
   };
 }

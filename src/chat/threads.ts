@@ -2,14 +2,16 @@
 // (messages.ts, sendMessage: the send function checks the root and keeps replies out of the conversation's last
 // message and unread counts; store/threads.ts keeps each thread's counts and who takes part). Here: the events a
 // reply causes, a thread's replies, a user's threads, and reading a thread.
+import type { DB } from '../store/database.js';
 import { event, type DomainEvent } from '../events/catalog.js';
 import { lockConversationOfMessage } from '../store/locks.js';
-import { findVisibleMessage } from '../store/messages.js';
+import { findVisibleMessage, pageMessageIds } from '../store/messages.js';
 import { loadHistoryItems } from '../store/read-model.js';
-import { pageReplyIds, readThread, threadSummary, userThreads, type ThreadRow } from '../store/threads.js';
+import { readThread, threadSummary, userThreads, type ThreadRow } from '../store/threads.js';
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
+import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
 import { invalid, notFound } from './errors.js';
 import { iso, type HistoryItem, type MessageResource } from './resources.js';
 import { unitOfWork } from './unit-of-work.js';
@@ -28,10 +30,10 @@ export function threadUpdated(thread: ThreadRow): DomainEvent {
 }
 
 /** A thread's root as the caller may see it: a visible message of a conversation they are in, not itself a reply. */
-async function requireRoot(ctx: ChatContext, actor: Actor, rootId: number) {
-  const root = await findVisibleMessage(ctx.db, rootId);
+async function requireRoot(db: DB, actor: Actor, rootId: number) {
+  const root = await findVisibleMessage(db, rootId);
   if (!root) throw notFound('Message');
-  await requireParticipant(ctx.db, root.conversation_id, actor.userId).catch(() => {
+  await requireParticipant(db, root.conversation_id, actor.userId).catch(() => {
     throw notFound('Message');
   });
   if (root.thread_id !== null) throw invalid('id', 'This message is a reply in a thread, not a thread of its own.');
@@ -45,9 +47,9 @@ export async function listThreadReplies(
   rootId: number,
   options: { before?: number; after?: number; limit: number },
 ): Promise<Page<HistoryItem>> {
-  await requireRoot(ctx, actor, rootId);
+  await requireRoot(ctx.db, actor, rootId);
   if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
-  const ids = await pageReplyIds(ctx.db, rootId, { ...options, limit: options.limit + 1, viewerId: actor.userId });
+  const ids = await pageMessageIds(ctx.db, { threadId: rootId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
   const page = ids.slice(0, options.limit);
   const items = await loadHistoryItems(ctx.db, page);
   const data = page.flatMap((id) => items.get(id) ?? []).sort((a, b) => b.id - a.id);
@@ -61,16 +63,10 @@ export interface UserThread {
   readonly last_reply_at: string;
 }
 
-const badCursor = () => invalid('cursor', 'The cursor is not one this API returned.');
-
 /** GET /threads: the threads the user takes part in, most recent reply first. Cursor: "<ms>.<root id>". */
 export async function listThreads(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<UserThread>> {
-  let after: { at: Date; rootId: number } | undefined;
-  if (options.cursor !== undefined) {
-    const match = /^(\d{1,15})\.(\d{1,19})$/.exec(options.cursor);
-    if (!match || !Number.isSafeInteger(Number(match[2]))) throw badCursor();
-    after = { at: new Date(Number(match[1])), rootId: Number(match[2]) };
-  }
+  const position = options.cursor === undefined ? undefined : decodeTimeCursor(options.cursor);
+  const after = position && { at: position.at, rootId: position.id };
   const rows = await userThreads(ctx.db, actor.userId, { after, limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   const roots = await loadHistoryItems(ctx.db, page.map((r) => r.root_id));
@@ -79,7 +75,7 @@ export async function listThreads(ctx: ChatContext, actor: Actor, options: { cur
     return root ? [{ root, reply_count: r.reply_count, unread_reply_count: r.unread_reply_count, last_reply_at: iso(r.last_reply_at) }] : [];
   });
   const last = page.at(-1);
-  return { data, next_cursor: rows.length > options.limit && last ? `${last.last_reply_at.getTime()}.${last.root_id}` : null };
+  return { data, next_cursor: rows.length > options.limit && last ? encodeTimeCursor({ at: last.last_reply_at, id: last.root_id }) : null };
 }
 
 /** POST /messages/{id}/thread/read: the thread read up to now by the caller; ThreadRead on the conversation's channel. */
@@ -89,12 +85,7 @@ export async function markThreadRead(ctx: ChatContext, actor: Actor, rootId: num
     // A shared lock: no reply lands between reading the thread's newest reply and writing the position.
     const conversation = await lockConversationOfMessage(trx, rootId, 'read');
     if (!conversation) throw notFound('Message');
-    const root = await findVisibleMessage(trx, rootId);
-    if (!root) throw notFound('Message');
-    await requireParticipant(trx, conversation.id, actor.userId).catch(() => {
-      throw notFound('Message');
-    });
-    if (root.thread_id !== null) throw invalid('id', 'This message is a reply in a thread, not a thread of its own.');
+    await requireRoot(trx, actor, rootId);
     await readThread(trx, rootId, actor.userId, readAt);
     const payload = { conversation_id: conversation.id, thread_id: rootId, user_id: actor.userId, read_at: iso(readAt) };
     emit(event('ThreadRead', conversation.id, payload));

@@ -180,25 +180,29 @@ export async function findVisibleMessage(db: DB, messageId: number): Promise<Mes
   return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-/** A page of visible message ids of a conversation (replies in threads are not its history): before (older) or after (newer) a message id. */
+/**
+ * A page of visible message ids that the viewer may see, before (older) or after (newer) a message id: of a
+ * conversation's history (`conversationId`: replies in threads are not part of it) or of a thread (`threadId`).
+ */
 export async function pageMessageIds(
   db: DB,
-  conversationId: number,
+  scope: { conversationId: number } | { threadId: number },
   options: { before?: number; after?: number; limit: number; viewerId: number },
 ): Promise<number[]> {
   const forward = options.after !== undefined;
   let query = db
     .selectFrom('messages')
     .select('id')
-    .where('conversation_id', '=', conversationId)
-    .where('thread_id', 'is', null)
     .where('deleted_at', 'is', null)
     .where(ownMessageFilter(options.viewerId))
     .orderBy('id', forward ? 'asc' : 'desc')
     .limit(options.limit);
+  query = 'threadId' in scope
+    ? query.where('thread_id', '=', scope.threadId)
+    : query.where('conversation_id', '=', scope.conversationId).where('thread_id', 'is', null);
   if (options.before !== undefined) query = query.where('id', '<', options.before);
   if (options.after !== undefined) query = query.where('id', '>', options.after);
-  return (await query.execute()).map((r) => r.id);
+  return (await query.execute()).map((r) => Number(r.id));
 }
 
 /** Sets a visible message's body; false when it is deleted (or gone) by now. */

@@ -127,22 +127,6 @@ export async function threadsOf(db: DB, rootIds: readonly number[]): Promise<Map
   return new Map(rows.map((r) => [Number(r.root_id), { ...r, root_id: Number(r.root_id), conversation_id: Number(r.conversation_id), repliers: r.repliers.map(Number), root_sender_id: Number(r.root_sender_id) }]));
 }
 
-/** A page of a thread's visible reply ids: before (older) or after (newer) a reply id. */
-export async function pageReplyIds(db: DB, rootId: number, options: { before?: number; after?: number; limit: number; viewerId: number }): Promise<number[]> {
-  const forward = options.after !== undefined;
-  let query = db
-    .selectFrom('messages')
-    .select('id')
-    .where('thread_id', '=', rootId)
-    .where('deleted_at', 'is', null)
-    .where(ownMessageFilter(options.viewerId))
-    .orderBy('id', forward ? 'asc' : 'desc')
-    .limit(options.limit);
-  if (options.before !== undefined) query = query.where('id', '<', options.before);
-  if (options.after !== undefined) query = query.where('id', '>', options.after);
-  return (await query.execute()).map((r) => Number(r.id));
-}
-
 /** One of a user's threads for GET /threads. */
 export interface UserThreadRow {
   readonly root_id: number;
