@@ -14,6 +14,7 @@ import type { ReaderState } from '../store/read-model.js';
 import { inTransaction, type Tx } from '../store/transaction.js';
 import type { Actor, ChatContext } from './context.js';
 import { inboxEvents } from './inbox.js';
+import type { WebhookDraft, WebhookOnlyType } from '../notifications/webhooks.js';
 
 export interface Work {
   /** The action's transaction: every lock, check and write goes through it. */
@@ -29,6 +30,8 @@ export interface Work {
   inboxChanged(conversationId: number, readers?: readonly ReaderState[]): void;
   /** userId lost the conversation: after the commit, before any event, their sockets stop receiving its channel. */
   revoke(conversationId: number, userId: number, reason: RevokeReason): void;
+  /** A webhook no event carries (MessageReported, UserErased): written to the outbox with the action. */
+  webhook(type: WebhookOnlyType, data: Record<string, unknown>, conversationId?: number | null): void;
 }
 
 /** Events that are not kept: they say what is going on now, not what changed. */
@@ -80,12 +83,14 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
   let unannounced = new Set<DomainEvent>();
   let inbox: InboxChange[] = [];
   let revoked: { conversationId: number; userId: number; reason: RevokeReason }[] = [];
+  let webhooks: WebhookDraft[] = [];
   const result = await inTransaction(ctx.db, async (trx) => {
     // A rerun starts from nothing.
     events = [];
     unannounced = new Set();
     inbox = [];
     revoked = [];
+    webhooks = [];
     const value = await fn({
       trx,
       emit: (...more) => void events.push(...more),
@@ -95,12 +100,14 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
       },
       inboxChanged: (conversationId, readers) => void inbox.push(readers === undefined ? { conversationId } : { conversationId, readers }),
       revoke: (conversationId, userId, reason) => void revoked.push({ conversationId, userId, reason }),
+      webhook: (type, data, conversationId = null) => void webhooks.push({ type, data, conversation_id: conversationId }),
     });
     await appendChanges(trx, changesOf(events, inbox));
     await ctx.notifications?.write(trx, events.filter((e) => !unannounced.has(e)));
+    if (webhooks.length > 0) await ctx.notifications?.writeWebhooks(trx, webhooks);
     return value;
   });
-  if (events.length === 0 && inbox.length === 0 && revoked.length === 0) return result;
+  if (events.length === 0 && inbox.length === 0 && revoked.length === 0 && webhooks.length === 0) return result;
 
   ctx.notifications?.committed();
   // Their sockets stop receiving the conversation before anything else is said on it.

@@ -8,7 +8,7 @@ import { insertOutbox, insertOutboxLeasingHeads } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import type { SentOutbox } from '../store/messages.js';
 import type { Tx } from '../store/transaction.js';
-import { WEBHOOK_TYPES, type WebhookPayload } from './webhooks.js';
+import { WEBHOOK_TYPES, type WebhookDraft, type WebhookPayload } from './webhooks.js';
 import { LEASE_MS, type OutboxWorker } from './outbox-worker.js';
 import { EVENTS } from '../events/catalog.js';
 
@@ -20,6 +20,8 @@ export interface Notifications {
   rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[];
   /** Writes the rows of one action's events in its transaction. */
   write(trx: Tx | DB, events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): Promise<void>;
+  /** Writes a row per URL of each webhook no event carries (MessageReported, UserErased) in the action's transaction. */
+  writeWebhooks(trx: Tx | DB, webhooks: readonly WebhookDraft[]): Promise<void>;
   /**
    * The same for an action holding its conversations' locks exclusively (sends): the rows first in their
    * conversation's queue come back leased to this node, to be handed to committed() and delivered without a claim.
@@ -78,6 +80,10 @@ export function createNotifications(options: { webhookUrls: readonly string[]; p
     rowsFor,
     async write(trx, events, recipients) {
       await insertOutbox(trx, rowsFor(events, recipients));
+    },
+    async writeWebhooks(trx, webhooks) {
+      await insertOutbox(trx, webhooks.flatMap(({ type, data, conversation_id }) =>
+        webhookUrls.map((url): OutboxDraft => ({ kind: 'webhook', target: url, conversation_id, type, payload: { data } satisfies WebhookPayload }))));
     },
     async writeLeased(trx, events, recipients) {
       const rows = rowsFor(events, recipients);

@@ -30,6 +30,17 @@ export const WEBHOOK_TYPES = new Set([
   'MessagePinned',
 ]);
 
+/** v1.2: webhooks that tell the host app of an action no socket hears of (Work.webhook, chat/unit-of-work.ts). */
+export const WEBHOOK_ONLY_TYPES = ['MessageReported', 'UserErased'] as const;
+export type WebhookOnlyType = (typeof WEBHOOK_ONLY_TYPES)[number];
+
+/** One webhook of a WEBHOOK_ONLY_TYPES type: its data, and the conversation it keeps its order in (or none). */
+export interface WebhookDraft {
+  readonly type: WebhookOnlyType;
+  readonly data: Record<string, unknown>;
+  readonly conversation_id: number | null;
+}
+
 /** What a webhook row's payload holds: the event's data as broadcast; MessageSent also its recipients. */
 export interface WebhookPayload {
   readonly data: Record<string, unknown>;

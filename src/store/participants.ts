@@ -16,17 +16,17 @@ export async function findMembership(db: DB, conversationId: number, userId: num
     .selectFrom('participants as p')
     .innerJoin('conversations as c', 'c.id', 'p.conversation_id')
     .selectAll('c')
-    .select(['p.role', 'p.joined_at', 'p.last_read_message_id', 'p.last_read_at', 'p.unread_count', 'p.unread_mention_count', 'p.muted', 'p.muted_until', 'p.archived_at', 'p.pinned_at', 'p.cleared_at', 'p.cleared_message_id'])
+    .select(['p.role', 'p.joined_at', 'p.last_read_message_id', 'p.last_read_at', 'p.unread_count', 'p.unread_mention_count', 'p.muted', 'p.muted_until', 'p.archived_at', 'p.pinned_at', 'p.cleared_at', 'p.cleared_message_id', 'p.last_sent_at'])
     .where('p.conversation_id', '=', conversationId)
     .where('p.user_id', '=', userId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { role, joined_at, last_read_message_id, last_read_at, unread_count, unread_mention_count, muted, muted_until, archived_at, pinned_at, cleared_at, cleared_message_id, ...conversation } = row;
+  const { role, joined_at, last_read_message_id, last_read_at, unread_count, unread_mention_count, muted, muted_until, archived_at, pinned_at, cleared_at, cleared_message_id, last_sent_at, ...conversation } = row;
   return {
     conversation,
     participant: {
       conversation_id: conversationId, user_id: userId, role, joined_at, last_read_message_id, last_read_at, unread_count,
-      unread_mention_count, muted, muted_until, archived_at, pinned_at, cleared_at, cleared_message_id,
+      unread_mention_count, muted, muted_until, archived_at, pinned_at, cleared_at, cleared_message_id, last_sent_at,
     },
   };
 }

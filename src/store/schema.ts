@@ -32,6 +32,10 @@ export interface ConversationsTable {
   last_activity_at: Timestamp;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Groups (v1.2): a member may send once per this many seconds (0: no slow mode). */
+  slow_mode_s: ColumnType<number, number | undefined, number>;
+  /** Groups (v1.2): only the owner and admins may send. */
+  frozen: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface ParticipantsTable {
@@ -54,6 +58,8 @@ export interface ParticipantsTable {
   pinned_at: NullableTimestamp;
   cleared_at: NullableTimestamp;
   cleared_message_id: ColumnType<number, number | undefined, number>;
+  /** When the participant last sent a message here (v1.2, slow mode). */
+  last_sent_at: NullableTimestamp;
 }
 
 export interface MessagesTable {
@@ -180,6 +186,57 @@ export interface SyncMembershipsTable {
   left_at: Date | null;
 }
 
+export const REPORT_REASONS = ['spam', 'abuse', 'other'] as const;
+export type ReportReason = (typeof REPORT_REASONS)[number];
+export const REPORT_STATUSES = ['open', 'resolved'] as const;
+export type ReportStatus = (typeof REPORT_STATUSES)[number];
+export const REPORT_ACTIONS = ['dismiss', 'delete_message', 'ban_user'] as const;
+export type ReportAction = (typeof REPORT_ACTIONS)[number];
+
+/** A user's report of a message (migration 014, src/store/reports.ts). */
+export interface MessageReportsTable {
+  id: Generated<number>;
+  message_id: number;
+  conversation_id: number;
+  reporter_id: number;
+  reason: ReportReason;
+  note: string | null;
+  status: ColumnType<ReportStatus, ReportStatus | undefined, ReportStatus>;
+  action: ReportAction | null;
+  created_at: CreatedAt;
+  resolved_at: NullableTimestamp;
+}
+
+/** A user banned from a group, until `until` (null: until unbanned). */
+export interface GroupBansTable {
+  conversation_id: number;
+  user_id: number;
+  banned_by: number | null;
+  reason: string | null;
+  until: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+/** A user banned from the whole service, until `until` (null: until unbanned). */
+export interface UserBansTable {
+  user_id: number;
+  reason: string | null;
+  until: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+/** The audit log (migration 014, src/store/audit.ts): actor_id null for the server key. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: CreatedAt;
+  actor_id: number | null;
+  action: string;
+  conversation_id: number | null;
+  target_user_id: number | null;
+  message_id: number | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, never>;
+}
+
 export interface Schema {
   users: UsersTable;
   conversations: ConversationsTable;
@@ -196,6 +253,10 @@ export interface Schema {
   outbox: OutboxTable;
   sync_changes: SyncChangesTable;
   sync_memberships: SyncMembershipsTable;
+  message_reports: MessageReportsTable;
+  group_bans: GroupBansTable;
+  user_bans: UserBansTable;
+  audit_log: AuditLogTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -12,6 +12,7 @@ import * as sendWithOutbox from './010_send_with_outbox.js';
 import * as sendWithOutboxInOneQuery from './011_send_with_outbox_in_one_query.js';
 import * as changeFeed from './012_change_feed.js';
 import * as threadsPinsOwnState from './013_threads_pins_own_state.js';
+import * as moderation from './014_moderation.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '011_send_with_outbox_in_one_query': sendWithOutboxInOneQuery,
   '012_change_feed': changeFeed,
   '013_threads_pins_own_state': threadsPinsOwnState,
+  '014_moderation': moderation,
 };
 
 export const migrationProvider: MigrationProvider = {
