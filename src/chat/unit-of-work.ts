@@ -2,7 +2,8 @@
 // locks, checks and writes (through work.trx) and which events follow (work.emit, work.inboxChanged,
 // work.revoke); the unit of work then, in the same transaction, records what happened once (the change feed that
 // GET /sync reads, the outbox that webhooks and pushes are delivered from), commits, and after the commit
-// delivers: the outbox worker is woken, revoked members' sockets leave the channel, the events are dispatched.
+// delivers: the outbox worker is woken, banned users' sockets close, revoked members' sockets leave the channel,
+// the events are dispatched.
 // No use case pairs these by hand. Sends are its batched form (messages.ts, sendBatch: many actions, one
 // transaction), recording through the same changesOf.
 //
@@ -30,6 +31,8 @@ export interface Work {
   inboxChanged(conversationId: number, readers?: readonly ReaderState[]): void;
   /** userId lost the conversation: after the commit, before any event, their sockets stop receiving its channel. */
   revoke(conversationId: number, userId: number, reason: RevokeReason): void;
+  /** userId may no longer be connected (banned or erased): after the commit, their sockets close on every node. */
+  disconnect(userId: number): void;
   /** A webhook no event carries (MessageReported, UserErased): written to the outbox with the action. */
   webhook(type: WebhookOnlyType, data: Record<string, unknown>, conversationId?: number | null): void;
 }
@@ -84,6 +87,7 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
   let inbox: InboxChange[] = [];
   let revoked: { conversationId: number; userId: number; reason: RevokeReason }[] = [];
   let webhooks: WebhookDraft[] = [];
+  let disconnected: number[] = [];
   const result = await inTransaction(ctx.db, async (trx) => {
     // A rerun starts from nothing.
     events = [];
@@ -91,6 +95,7 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
     inbox = [];
     revoked = [];
     webhooks = [];
+    disconnected = [];
     const value = await fn({
       trx,
       emit: (...more) => void events.push(...more),
@@ -100,6 +105,7 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
       },
       inboxChanged: (conversationId, readers) => void inbox.push(readers === undefined ? { conversationId } : { conversationId, readers }),
       revoke: (conversationId, userId, reason) => void revoked.push({ conversationId, userId, reason }),
+      disconnect: (userId) => void disconnected.push(userId),
       webhook: (type, data, conversationId = null) => void webhooks.push({ type, data, conversation_id: conversationId }),
     });
     await appendChanges(trx, changesOf(events, inbox));
@@ -107,9 +113,10 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: W
     if (webhooks.length > 0) await ctx.notifications?.writeWebhooks(trx, webhooks);
     return value;
   });
-  if (events.length === 0 && inbox.length === 0 && revoked.length === 0 && webhooks.length === 0) return result;
+  if (events.length === 0 && inbox.length === 0 && revoked.length === 0 && webhooks.length === 0 && disconnected.length === 0) return result;
 
   ctx.notifications?.committed();
+  for (const userId of disconnected) await ctx.broadcaster.disconnectUser(userId);
   // Their sockets stop receiving the conversation before anything else is said on it.
   for (const { conversationId, userId, reason } of revoked) await ctx.broadcaster.unsubscribeUser(conversationChannel(conversationId), userId, reason);
   const inboxUpdates = (await Promise.all(inbox.map(({ conversationId, readers }) => inboxEvents(ctx.db, conversationId, readers)))).flat();

@@ -14,11 +14,14 @@ export interface Fanout {
    * someone else from the user's own leaving and a deleted group (an external Pusher server acts only on the first).
    */
   unsubscribeUser(channel: string, userId: string, reason?: RevokeReason): void | Promise<void>;
+  /** Close every socket of userId, on every node (a user banned from the service), so that they do not reconnect. */
+  disconnectUser(userId: string): void | Promise<void>;
 }
 
 export interface Broadcaster {
   dispatch(events: readonly DomainEvent[], exceptSocketId?: string): Promise<void>;
   unsubscribeUser(channel: string, userId: number, reason: RevokeReason): Promise<void>;
+  disconnectUser(userId: number): Promise<void>;
 }
 
 export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: (broadcastAs: string) => void = () => {}): Broadcaster {
@@ -48,6 +51,14 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
         logger.error({ err, channel, userId }, 'unsubscribing a user was incomplete');
       }
     },
+    async disconnectUser(userId) {
+      try {
+        await fanout.disconnectUser(String(userId));
+      } catch (err) {
+        // The ban is committed and must be answered; the user's tokens are refused on every node already.
+        logger.error({ err, userId }, 'closing a user’s sockets was incomplete');
+      }
+    },
   };
 }
 
@@ -56,5 +67,6 @@ export function logFanout(logger: Logger): Fanout {
   return {
     publish: (channels, event, data, exceptSocketId) => logger.info({ channels, event, data: JSON.parse(data) as unknown, exceptSocketId }, 'broadcast'),
     unsubscribeUser: (channel, userId) => logger.info({ channel, userId }, 'unsubscribe user'),
+    disconnectUser: (userId) => logger.info({ userId }, 'disconnect user'),
   };
 }

@@ -14,10 +14,13 @@ export type Publication =
   | { readonly kind: 'event'; readonly event: string; readonly data: string; readonly exceptSocketId?: string }
   | { readonly kind: 'frame'; readonly frame: string; readonly exceptSocketId?: string };
 
-/** An order for every node: drop a user's subscriptions to a channel, or close a user's signed-in sockets. */
+/**
+ * An order for every node: drop a user's subscriptions to a channel, or close a user's signed-in sockets (with
+ * `subscribed`, also those holding a subscription recorded as theirs: a user banned from the service).
+ */
 export type NodeCommand =
   | { readonly kind: 'unsubscribe'; readonly channel: string; readonly userId: string }
-  | { readonly kind: 'terminate'; readonly userId: string };
+  | { readonly kind: 'terminate'; readonly userId: string; readonly subscribed?: boolean };
 
 /** What a broker calls on the node it serves. */
 export interface BrokerHandler {

@@ -125,6 +125,8 @@ export interface RealtimeNode extends Fanout, PusherApiBackend {
   unsubscribeUser(channelName: string, userId: string): Promise<void>;
   /** Close every socket signed in (pusher:signin) as userId, on every node, with 4009 so pusher-js does not reconnect. */
   terminateUserConnections(userId: string): Promise<void>;
+  /** The same, and also every socket holding a subscription recorded as userId's (a user banned from the service). */
+  disconnectUser(userId: string): Promise<void>;
   /** The occupancy of the channels a query covers, over every node that answers in time. */
   occupancy(query: OccupancyQuery): Promise<OccupancyReport>;
   stats(): RealtimeStats;
@@ -275,7 +277,7 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
     },
     command(command: NodeCommand) {
       if (command.kind === 'terminate') {
-        server.terminateUser(command.userId);
+        server.terminateUser(command.userId, { subscribed: command.subscribed === true });
         return;
       }
       // The sockets are dropped at once; forgetting pending authorizations may need Redis commands, which may
@@ -328,6 +330,11 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
       server.terminateUser(userId);
       // Unlike an event, a lost termination is an error the caller must see (the user stays connected elsewhere).
       await broker.command({ kind: 'terminate', userId });
+    },
+
+    async disconnectUser(userId) {
+      server.terminateUser(userId, { subscribed: true });
+      await broker.command({ kind: 'terminate', userId, subscribed: true });
     },
 
     async occupancy(query) {

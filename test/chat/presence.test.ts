@@ -19,7 +19,7 @@ test('an offline the sweep could not announce (database down) is announced by a 
   const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const sent: unknown[] = [];
-  const broadcaster = createBroadcaster({ publish: (_c, _e, data) => void sent.push(JSON.parse(data)), unsubscribeUser: () => {} }, pino({ level: 'silent' }));
+  const broadcaster = createBroadcaster({ publish: (_c, _e, data) => void sent.push(JSON.parse(data)), unsubscribeUser: () => {}, disconnectUser: () => {} }, pino({ level: 'silent' }));
   const ctx: ChatContext = {
     db,
     broadcaster,

@@ -234,6 +234,14 @@ export async function pusherHttpFanout(options: PusherHttpOptions): Promise<Push
       );
     },
 
+    async disconnectUser(userId) {
+      // A server Parley does not run knows a user's connections by their sign-in only.
+      const failure = await attempt(() => pusher.terminateUserConnections(userId));
+      if (!failure) return;
+      metrics?.terminationFailed();
+      logger.error({ userId, reason: failure.reason, status: failure.status, detail: failure.detail }, 'could not end a banned user’s connections on the Pusher server');
+    },
+
     close() {
       agent.destroy();
     },

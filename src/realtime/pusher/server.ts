@@ -146,11 +146,17 @@ export class PusherServer {
     return new PusherError(PusherErrorCode.Unauthorized, 'Origin not allowed');
   }
 
-  /** Closes every socket signed in as userId with 4009 (pusher-js does not reconnect). Returns how many. */
-  terminateUser(userId: string): number {
+  /**
+   * Closes every socket signed in as userId with 4009 (pusher-js does not reconnect), and with `subscribed` also
+   * every socket holding a subscription recorded as userId's (a chat client that never signs in). Returns how many.
+   */
+  terminateUser(userId: string, { subscribed = false }: { subscribed?: boolean } = {}): number {
+    const { registry } = this.options.handlers;
+    const owns = (conn: Connection): boolean =>
+      conn.signedInUserId === userId || (subscribed && [...conn.channels].some((channel) => registry.subscriberUserId(conn, channel) === userId));
     let closed = 0;
     for (const conn of this.connections.values()) {
-      if (conn.signedInUserId !== userId) continue;
+      if (!owns(conn)) continue;
       conn.fail(new PusherError(PusherErrorCode.Unauthorized, 'Connection terminated'));
       closed++;
     }
