@@ -17,6 +17,7 @@ import { attachmentRoutes } from './routes/attachments.js';
 import { blockRoutes } from './routes/blocks.js';
 import { broadcastingRoutes } from './routes/broadcasting.js';
 import { clientRoutes } from './routes/client.js';
+import { complianceRoutes } from './routes/compliance.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
@@ -135,6 +136,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       server.addHook('onRequest', limitFailedAuthentication(serverKeyAuthenticator(deps.config.serverKey), deps.chat.rateLimiter));
       server.addHook('onRoute', (route) => requireInOpenApi(route, 'serverKey'));
       await server.register(serverRoutes, deps);
+      await server.register(complianceRoutes, deps);
     });
   }, { prefix: API_PREFIX });
   await app.register(webRoutes, {}); // the web client at /, when web/dist is built
