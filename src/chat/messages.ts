@@ -21,7 +21,7 @@ import {
 } from '../store/messages.js';
 import { findMembership } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
-import { recordReplies, recountThread, type ThreadRow, type WrittenReply } from '../store/threads.js';
+import { recountThread } from '../store/threads.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
@@ -30,7 +30,7 @@ import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
-import { replyEvents, threadUpdated } from './threads.js';
+import { replyEvents, threadReplySentPayload, threadUpdated } from './threads.js';
 import { changesOf, unitOfWork } from './unit-of-work.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
@@ -171,8 +171,9 @@ async function sendBatch(deps: SendDeps, requests: readonly SendRequest[]): Prom
   try {
     if (drafts.every(isPlain)) {
       // Plain messages: the write, its change feed rows and the outbox rows read from them in one statement, its
-      // own transaction; each MessageSent payload is built here, the write adds id and sender.
-      const payloads = drafts.map((d) => JSON.stringify(messageSentPayload(plainMessage(0, d.conversation_id, d.body, { id: d.sender_id, name: '', avatar_url: null }, now))));
+      // own transaction; each MessageSent (or a reply's ThreadReplySent) payload is built here, the write adds
+      // the message's id and sender, and a reply's ThreadUpdated.
+      const payloads = drafts.map((d) => JSON.stringify(plainSentPayload(d, now)));
       sent = await retrying(async () => {
         const written = await writeMessages(deps.db, drafts, now, { payloads, outbox: notifications?.sentOutbox() ?? NO_OUTBOX });
         return sentMessages(deps.db, drafts, written, notifications ? written : undefined);
@@ -240,8 +241,7 @@ async function recordSends(
   drafts: readonly MessageDraft[],
   written: WrittenMessages,
 ): Promise<WrittenSends> {
-  const threads = await recordReplies(trx, repliesOf(drafts, written), written.at);
-  const sent = await sentMessages(trx, drafts, written, undefined, threads);
+  const sent = await sentMessages(trx, drafts, written);
   const events = [...sent.sentEvents.values()].flat();
   await appendChanges(trx, changesOf(events, [...written.conversations.keys()].map((conversationId) => ({ conversationId }))));
   if (!notifications) return sent;
@@ -252,32 +252,17 @@ async function recordSends(
   return { ...sent, outboxRows };
 }
 
-/** The replies in threads among the messages written. */
-function repliesOf(drafts: readonly MessageDraft[], written: WrittenMessages): WrittenReply[] {
-  return written.results.flatMap((r, i) => {
-    const draft = drafts[i]!;
-    if (r.outcome !== 'written' || draft.thread_id === null) return [];
-    return [{ id: r.id!, thread_id: draft.thread_id, conversation_id: draft.conversation_id, sender_id: draft.sender_id, mentioned: written.mentions.get(r.id!) ?? [] }];
-  });
-}
-
 /**
  * The resources and events of messages written (plain ones from the write alone, the others loaded): MessageSent;
- * for a reply in a thread (`threads`: the threads as recorded), ThreadReplySent and ThreadUpdated, its resource
+ * for a reply in a thread, ThreadReplySent and ThreadUpdated (the thread as the write left it), its resource
  * carrying thread_id.
  */
-async function sentMessages(
-  db: DB | Tx,
-  drafts: readonly MessageDraft[],
-  written: WrittenMessages,
-  outboxRows?: LeasedRows,
-  threads?: ReadonlyMap<number, ThreadRow>,
-): Promise<WrittenSends> {
+async function sentMessages(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages, outboxRows?: LeasedRows): Promise<WrittenSends> {
   const resources = await messageResources(db, drafts, written);
   const sentEvents = new Map<number, DomainEvent[]>();
   for (const [i, message] of resources) {
     const threadId = drafts[i]!.thread_id;
-    const thread = threadId === null ? undefined : threads?.get(threadId);
+    const thread = threadId === null ? undefined : written.threads.get(threadId);
     if (threadId !== null && thread) {
       const reply: MessageResource & { thread_id: number } = { ...message, thread_id: threadId };
       resources.set(i, reply);
@@ -290,9 +275,18 @@ async function sentMessages(
   return { written, resources, sentEvents, outboxRows };
 }
 
-/** A message with no attachment, reply, forward or thread: its resource is all known from the write. */
-const isPlain = (draft: MessageDraft): boolean =>
-  draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null && draft.thread_id === null;
+/** A message with no attachment, reply or forward (in a thread or not): its resource is all known from the write. */
+const isPlain = (draft: MessageDraft): boolean => draft.attachment_id === null && draft.reply_to_id === null && draft.forwarded_from_message_id === null;
+
+/**
+ * The payload a plain draft's message is sent with, as the send function records it: MessageSent, or for a reply in
+ * a thread ThreadReplySent; the write fills in the message's id and sender (here 0 and a blank).
+ */
+function plainSentPayload(draft: MessageDraft, at: Date): object {
+  const message = plainMessage(0, draft.conversation_id, draft.body, { id: draft.sender_id, name: '', avatar_url: null }, at);
+  if (draft.thread_id === null) return messageSentPayload(message);
+  return threadReplySentPayload({ ...message, thread_id: draft.thread_id });
+}
 
 /** The resources of the messages written, by draft index: plain ones from the write, the others loaded in one query. */
 async function messageResources(db: DB | Tx, drafts: readonly MessageDraft[], written: WrittenMessages): Promise<Map<number, MessageResource>> {

@@ -18,11 +18,11 @@ import { unitOfWork } from './unit-of-work.js';
 
 /** What a reply in a thread causes on its conversation's channel: ThreadReplySent, then ThreadUpdated. */
 export function replyEvents(message: MessageResource & { thread_id: number }, thread: ThreadRow): DomainEvent[] {
-  const conversationId = message.conversation_id;
-  return [
-    event('ThreadReplySent', conversationId, { conversation_id: conversationId, thread_id: message.thread_id, message }),
-    threadUpdated(thread),
-  ];
+  return [event('ThreadReplySent', message.conversation_id, threadReplySentPayload(message)), threadUpdated(thread)];
+}
+
+export function threadReplySentPayload(message: MessageResource & { thread_id: number }) {
+  return { conversation_id: message.conversation_id, thread_id: message.thread_id, message };
 }
 
 export function threadUpdated(thread: ThreadRow): DomainEvent {

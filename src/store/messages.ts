@@ -7,6 +7,7 @@ import type { LeasedRows } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
 import type { ParticipantResource } from '../chat/resources.js';
 import type { Conversation, Message } from './schema.js';
+import { THREAD_REPLIERS, type ThreadRow } from './threads.js';
 
 /** A message to write, as the use case has checked its own input (body length, body or attachment). */
 export interface MessageDraft {
@@ -56,6 +57,8 @@ export interface WrittenMessages {
   readonly previews: Map<number, ParticipantResource[]>;
   /** The users each written message mentions (by message id; the sender excluded). */
   readonly mentions: Map<number, number[]>;
+  /** The threads that received replies, as they now are, by root id. */
+  readonly threads: Map<number, ThreadRow>;
 }
 
 type JsonTime = string | null;
@@ -73,10 +76,12 @@ const toDate = (value: JsonTime): Date | null => (value === null ? null : new Da
  */
 export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now: Date, record?: SendRecord): Promise<WrittenMessages & LeasedRows> {
   const input = JSON.stringify(drafts.map((d, ord) => ({ ord, ...d })));
+  // The send keeps the threads of the replies it writes (see the function's header).
+  const threads = `"threads":true,"thread_repliers":${THREAD_REPLIERS}`;
   // The payloads are JSON text already: spliced in, not encoded again.
   const spec = record
-    ? `{"payloads":[${record.payloads.join(',')}],"webhook_urls":${JSON.stringify(record.outbox.webhookUrls)},"push":${record.outbox.push},"lease_until":${JSON.stringify(record.outbox.leaseUntil)}}`
-    : '{}';
+    ? `{${threads},"payloads":[${record.payloads.join(',')}],"webhook_urls":${JSON.stringify(record.outbox.webhookUrls)},"push":${record.outbox.push},"lease_until":${JSON.stringify(record.outbox.leaseUntil)}}`
+    : `{${threads}}`;
   const { rows } = await sql<{ answer: SendAnswer }>`select parley_send(${input}::jsonb, ${now}::timestamptz, ${spec}::jsonb) as answer`.execute(db);
   const { written, outbox, waiting } = rows[0]!.answer;
   return {
@@ -87,7 +92,7 @@ export async function writeMessages(db: DB, drafts: readonly MessageDraft[], now
       kind: r.kind,
       target: r.target,
       conversation_id: r.conversation_id === null ? null : Number(r.conversation_id),
-      type: 'MessageSent',
+      type: r.type,
       payload: r.payload,
       attempts: 0,
       created_at: new Date(r.created_at),
@@ -127,7 +132,7 @@ export function recipientsOf(written: WrittenMessages, conversationId: number, s
 /** What parley_send answers: the write, the outbox rows leased to the caller, and how many others it wrote. */
 interface SendAnswer {
   written: WrittenAnswer;
-  outbox: { id: number; kind: string; target: string; conversation_id: number | null; payload: unknown; created_at: string }[];
+  outbox: { id: number; kind: string; target: string; conversation_id: number | null; type: string; payload: unknown; created_at: string }[];
   waiting: number;
 }
 
@@ -137,6 +142,7 @@ interface WrittenAnswer {
   readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
   mentions: { m: number; u: number }[];
   previews: PreviewRow[];
+  threads: { root_id: number; conversation_id: number; reply_count: number; last_reply_at: string; repliers: number[]; root_sender_id: number }[];
 }
 
 function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: WrittenAnswer): WrittenMessages {
@@ -161,7 +167,20 @@ function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: Wr
   }
   const mentions = new Map<number, number[]>();
   for (const { m, u } of written.mentions) mentions.set(m, [...(mentions.get(m) ?? []), u]);
-  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), written.previews), mentions };
+  const threads = new Map<number, ThreadRow>(
+    written.threads.map((t) => [
+      Number(t.root_id),
+      {
+        root_id: Number(t.root_id),
+        conversation_id: Number(t.conversation_id),
+        reply_count: t.reply_count,
+        last_reply_at: new Date(t.last_reply_at),
+        repliers: t.repliers.map(Number),
+        root_sender_id: Number(t.root_sender_id),
+      },
+    ]),
+  );
+  return { at: now, results, conversations, readers, previews: previewsOf(conversations.keys(), written.previews), mentions, threads };
 }
 
 export async function findByClientId(db: DB, conversationId: number, senderId: number, clientMessageId: string): Promise<number | null> {

@@ -1,5 +1,6 @@
-// Threads (v1.2): each root's counts and who takes part, written under the conversation's lock by the sends and
-// deletes of replies (see locks.ts), and the reads of GET /threads and GET /messages/{id}/thread.
+// Threads (v1.2): each root's counts and who takes part, written under the conversation's lock by the sends of
+// replies (the send function keeps them: store/functions/send.ts) and their deletes (recountThread, here), and the
+// reads of GET /threads and GET /messages/{id}/thread.
 import { sql } from 'kysely';
 import { isoOrNull } from '../chat/resources.js';
 import type { ThreadSummary } from '../events/catalog.js';
@@ -28,74 +29,6 @@ export function threadSummary(row: ThreadRow): ThreadSummary {
     last_reply_at: isoOrNull(row.last_reply_at),
     participant_ids: [...new Set([row.root_sender_id, ...row.repliers])].sort((a, b) => a - b),
   };
-}
-
-/** A reply just written, as recordReplies needs it. */
-export interface WrittenReply {
-  readonly id: number;
-  readonly thread_id: number;
-  readonly conversation_id: number;
-  readonly sender_id: number;
-  readonly mentioned: readonly number[];
-}
-
-/** Latest distinct repliers first: the new replies' senders (newest first) before the ones kept. */
-export function mergeRepliers(kept: readonly number[], newestFirst: readonly number[]): number[] {
-  return [...new Set([...newestFirst, ...kept])].slice(0, THREAD_REPLIERS);
-}
-
-/**
- * Records replies written in this transaction, whose conversations it holds write-locked: each thread's reply
- * count, last reply time and repliers grow; the root's sender, each replier (read up to their reply: sending a
- * reply reads the thread) and each user mentioned in a reply take part. Returns the threads as they are now.
- */
-export async function recordReplies(db: DB, replies: readonly WrittenReply[], at: Date): Promise<Map<number, ThreadRow>> {
-  const byThread = new Map<number, WrittenReply[]>();
-  for (const r of replies) byThread.set(r.thread_id, [...(byThread.get(r.thread_id) ?? []), r]);
-  const threads = new Map<number, ThreadRow>();
-  if (byThread.size === 0) return threads;
-  const roots = [...byThread.keys()];
-  const [kept, rootRows] = await Promise.all([
-    db.selectFrom('threads').selectAll().where(idIn('root_id', roots)).execute(),
-    db.selectFrom('messages').select(['id', 'sender_id']).where(idIn('id', roots)).execute(),
-  ]);
-  const keptOf = new Map(kept.map((t) => [Number(t.root_id), t]));
-  const senderOf = new Map(rootRows.map((m) => [Number(m.id), Number(m.sender_id)]));
-  for (const [rootId, written] of byThread) {
-    const before = keptOf.get(rootId);
-    const newestFirst = [...written].sort((a, b) => b.id - a.id).map((r) => r.sender_id);
-    const row = {
-      root_id: rootId,
-      conversation_id: written[0]!.conversation_id,
-      reply_count: (before?.reply_count ?? 0) + written.length,
-      last_reply_at: at,
-      repliers: mergeRepliers((before?.repliers ?? []).map(Number), newestFirst),
-    };
-    await db
-      .insertInto('threads')
-      .values(row)
-      .onConflict((oc) => oc.column('root_id').doUpdateSet({ reply_count: row.reply_count, last_reply_at: row.last_reply_at, repliers: row.repliers }))
-      .execute();
-    const rootSender = senderOf.get(rootId)!;
-    threads.set(rootId, { ...row, root_sender_id: rootSender });
-    // Who takes part: the root's sender, the repliers (read up to their latest reply), the users mentioned.
-    const readUpTo = new Map<number, number>();
-    for (const r of written) readUpTo.set(r.sender_id, Math.max(readUpTo.get(r.sender_id) ?? 0, r.id));
-    const members = new Map<number, number>([[rootSender, 0]]);
-    for (const r of written) for (const u of r.mentioned) if (!members.has(u)) members.set(u, 0);
-    for (const [u, id] of readUpTo) members.set(u, id);
-    await db
-      .insertInto('thread_members')
-      .values([...members].map(([user_id, read]) => ({ root_id: rootId, user_id, last_read_reply_id: read, last_read_at: read > 0 ? at : null })))
-      .onConflict((oc) =>
-        oc.columns(['root_id', 'user_id']).doUpdateSet({
-          last_read_reply_id: sql`greatest(thread_members.last_read_reply_id, excluded.last_read_reply_id)`,
-          last_read_at: sql`coalesce(excluded.last_read_at, thread_members.last_read_at)`,
-        }),
-      )
-      .execute();
-  }
-  return threads;
 }
 
 /** A thread recounted from its visible replies (after a reply's deletion); null when it has no row. */

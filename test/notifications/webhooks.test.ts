@@ -159,6 +159,29 @@ for (const database of DATABASES) {
       assert.deepEqual(of('UserPresenceChanged'), [{ user_id: b, is_online: true }]);
     });
 
+    test('replies in a thread: one ThreadReplySent webhook each (data as broadcast, no MessageSent), plain or quoting', async () => {
+      const [a, b] = newUsers(2);
+      const groupId = await group(app, a, [b]);
+      const root = await send(app, a, groupId, 'root');
+      const reply = async (body: Record<string, unknown>) => {
+        const res = await app.request(b, 'POST', `/conversations/${groupId}/messages`, { thread_id: root.id, ...body });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        return res.body.data;
+      };
+      const plain = await reply({ body: 'plain reply' });
+      const quoting = await reply({ body: 'quoting the root', reply_to_id: root.id });
+      const mine = () => hooks.accepted.filter((h) => h.data.conversation_id === groupId && h.type !== 'MessageSent');
+      await until('two webhooks', () => mine().length >= 2);
+      await new Promise((r) => setTimeout(r, 300));
+      const got = mine();
+      assert.deepEqual(got.map((h) => h.type), ['ThreadReplySent', 'ThreadReplySent']);
+      assert.deepEqual(got.map((h) => h.data), [
+        { conversation_id: groupId, thread_id: root.id, message: plain },
+        { conversation_id: groupId, thread_id: root.id, message: quoting },
+      ]);
+      assert.deepEqual(hooks.accepted.filter((h) => h.type === 'MessageSent' && h.data.conversation_id === groupId).map((h) => h.data.id), [root.id]);
+    });
+
     test('a refused action writes no row and sends no webhook', async () => {
       const [a, b, stranger] = newUsers(3);
       const conversationId = await direct(app, a, b);

@@ -63,6 +63,24 @@ describe('v1.2 events over Laravel Echo', () => {
     assert.deepEqual(keys(read.payload), ['conversation_id', 'read_at', 'thread_id', 'user_id']);
   });
 
+  test('replies in a thread (plain, quoting, mentioning): /sync carries exactly the payloads heard live, in order', async () => {
+    const [alice, bob, carol] = await users(3);
+    const id = await group(alice!, [bob!, carol!]);
+    const root = await send(alice!, id, { body: 'root' });
+    const since = (await app.request(alice!, 'GET', '/sync')).body.data.cursor;
+    const a = await clients.listening(alice!, [id]);
+    await send(bob!, id, { body: 'plain', thread_id: root.id });
+    await send(carol!, id, { body: 'quoting', thread_id: root.id, reply_to_id: root.id });
+    const last = await send(bob!, id, { body: 'for carol', thread_id: root.id, mentioned_user_ids: [carol] });
+    await a.waitFor('ThreadUpdated', (p) => p.reply_count === 3);
+    const live = a.received.filter((e) => e.event === 'ThreadReplySent' || e.event === 'ThreadUpdated').map((e) => ({ type: e.event, data: e.payload }));
+    const changes = (await app.request(alice!, 'GET', `/sync?since=${encodeURIComponent(since)}`)).body.data.changes;
+    assert.deepEqual(changes.map((c: any) => ({ type: c.type, data: c.data })), live);
+    assert.deepEqual(live.at(-1)!.data, {
+      conversation_id: id, thread_id: root.id, reply_count: 3, last_reply_at: last.created_at, participant_ids: [alice, bob, carol].sort((x, y) => x! - y!),
+    });
+  });
+
   test('a pin: MessagePinned on the conversation channel', async () => {
     const [alice, bob] = await users(2);
     const id = await group(alice!, [bob!]);

@@ -4,12 +4,15 @@
 // participant acts in a conversation) and the block rule (in a direct conversation, a block either way stops
 // both; groups do not care). Unread counts too: the counters that sends (in SQL), deletes and read marks move are a
 // cache of one definition, the recount (store/messages.ts, countUnread: visible messages after the read position
-// that others sent, and those that mention the reader); after a seeded mix of them, every counter equals it.
+// that others sent, and those that mention the reader); after a seeded mix of them, every counter equals it. And
+// threads: the send function grows each thread's counts and repliers as it writes replies; a reply's delete
+// recounts them (store/threads.ts, recountThread); after bursts of replies, both give the same thread.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChatError } from '../../src/chat/errors.js';
 import { refuseIfDirectBlocked, requireParticipant } from '../../src/chat/access.js';
 import { countUnread, writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { recountThread } from '../../src/store/threads.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, group, newUsers, register, send } from '../http/helpers.js';
 import { prng } from '../concurrency/invariants.js';
@@ -147,6 +150,35 @@ for (const database of DATABASES) {
             `user ${row.user_id} in conversation ${conversation}`,
           );
         }
+      }
+    });
+
+    test('threads: after bursts of replies (plain and quoting, written in batches), each thread is its recount', async () => {
+      const users = newUsers(12);
+      await register(app, ...users);
+      const team = await group(app, users[0]!, users.slice(1));
+      const roots = [await send(app, users[0]!, team, 'first root'), await send(app, users[1]!, team, 'second root')];
+      const random = prng(20261127);
+      for (let burst = 0; burst < 8; burst++) {
+        // Sent at once, so that the send queue writes several replies of one thread in one statement.
+        await Promise.all(
+          Array.from({ length: 6 }, async (_, i) => {
+            const root = random.pick(roots);
+            const body = { body: `burst ${burst} reply ${i}`, thread_id: root.id, ...(random.next() < 0.3 ? { reply_to_id: root.id } : {}) };
+            const res = await app.request(random.pick(users)!, 'POST', `/conversations/${team}/messages`, body);
+            assert.equal(res.status, 201, JSON.stringify(res.body));
+          }),
+        );
+      }
+      const db = app.app.database.db;
+      for (const root of roots) {
+        const kept = await db.selectFrom('threads').select(['reply_count', 'last_reply_at', 'repliers']).where('root_id', '=', root.id).executeTakeFirstOrThrow();
+        const recount = (await recountThread(db, root.id))!;
+        assert.deepEqual(
+          { reply_count: kept.reply_count, last_reply_at: kept.last_reply_at, repliers: kept.repliers.map(Number) },
+          { reply_count: recount.reply_count, last_reply_at: recount.last_reply_at, repliers: [...recount.repliers] },
+          `thread ${root.id}`,
+        );
       }
     });
   });

@@ -3,14 +3,20 @@
 // attachments they send (key share, ascending id: a send waits for an attachment sweep that is deleting one, and
 // its check then finds it gone), checks each draft's rules (see DraftOutcome) against what is committed, inserts
 // the drafts that pass with ids in the drafts' order, moves each conversation's last message and activity, grows
-// every other participant's unread counts (thread replies do neither: src/chat/threads.ts keeps their threads), and
-// answers all of it with the conversations' previews.
+// every other participant's unread counts (thread replies do neither), and answers all of it with the
+// conversations' previews. With record.threads (this release's callers; an earlier release's nodes, during a rolling
+// upgrade, keep their threads themselves), it also keeps each thread a reply is written to: its reply count, last
+// reply time and latest record.thread_repliers distinct repliers (newest first), and who takes part (the root's
+// sender; each replier, read up to their reply: sending a reply reads the thread; each user mentioned in a reply),
+// and answers the threads as they now are.
 //
-// With record.payloads (one MessageSent payload per draft, JSON, as the caller built it for the socket), it also
-// records what happened, in the same statement: the change feed's rows (each message's MessageSent, its payload
-// completed with the id and sender the write gave it; then InboxUpdated once per conversation), and from those
-// very rows the outbox's: a MessageSent webhook per message and record.webhook_urls entry ({data, recipient_ids}),
-// a push row per message when record.push. A row first in its conversation's queue is written leased to the
+// With record.payloads (one payload per draft, JSON, as the caller built it for the socket: MessageSent, or for a
+// reply in a thread ThreadReplySent), it also records what happened, in the same statement: the change feed's rows
+// (each message's MessageSent, its payload completed with the id and sender the write gave it, or ThreadReplySent,
+// its message so completed, then ThreadUpdated with the thread as it now is; then InboxUpdated once per
+// conversation that received a message outside threads), and from those very rows the outbox's: a webhook per
+// MessageSent ({data, recipient_ids}) or ThreadReplySent ({data}) and record.webhook_urls entry, a push row per
+// message when record.push. A row first in its conversation's queue is written leased to the
 // caller until record.lease_until (null: none leased); the leased rows come back whole, the others are counted.
 // A repeatable definition (src/store/functions/index.ts): edit it here; it is re-applied when its text changes.
 export const SEND = `create or replace function parley_send(drafts jsonb, sent_at timestamptz, record jsonb) returns json
@@ -95,6 +101,43 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         where mentioned.user_id <> ins.sender_id
         returning message_id, user_id
       ),
+      -- Thread replies: each thread's counts grow and its latest distinct repliers are merged, newest first.
+      replies as (
+        select ins.thread_id as root_id, ins.conversation_id, count(*)::int as n,
+          array(select u from unnest(array_agg(ins.sender_id order by ins.id desc)) with ordinality x(u, o)
+            group by u order by min(o) limit (record->>'thread_repliers')::int) as repliers
+        from ins
+        where ins.thread_id is not null and coalesce((record->>'threads')::boolean, false)
+        group by ins.thread_id, ins.conversation_id
+      ),
+      threads_written as (
+        insert into threads as t (root_id, conversation_id, reply_count, last_reply_at, repliers)
+        select root_id, conversation_id, n, sent_at, repliers from replies
+        on conflict (root_id) do update set reply_count = t.reply_count + excluded.reply_count, last_reply_at = excluded.last_reply_at,
+          repliers = array(select u from unnest(excluded.repliers || t.repliers) with ordinality x(u, o)
+            group by u order by min(o) limit (record->>'thread_repliers')::int)
+        returning t.root_id, t.conversation_id, t.reply_count, t.last_reply_at, t.repliers
+      ),
+      thread_now as (
+        select tw.*, root.sender_id as root_sender_id from threads_written tw join messages root on root.id = tw.root_id
+      ),
+      -- Who takes part in each thread: its root's sender, each replier (read up to their reply), each user mentioned.
+      thread_people as (
+        insert into thread_members as tm (root_id, user_id, last_read_reply_id, last_read_at)
+        select root_id, user_id, max(read_id), case when max(read_id) > 0 then sent_at end
+        from (
+          select root_id, root_sender_id as user_id, 0::bigint as read_id from thread_now
+          union all
+          select ins.thread_id, ins.sender_id, ins.id from ins join replies r on r.root_id = ins.thread_id
+          union all
+          select ins.thread_id, mm.user_id, 0 from mentions mm join ins on ins.id = mm.message_id join replies r on r.root_id = ins.thread_id
+        ) people
+        group by root_id, user_id
+        on conflict (root_id, user_id) do update set
+          last_read_reply_id = greatest(tm.last_read_reply_id, excluded.last_read_reply_id),
+          last_read_at = coalesce(excluded.last_read_at, tm.last_read_at)
+        returning root_id
+      ),
       -- Thread replies are not the conversation's: they move neither its last message nor anyone's unread counts.
       latest as (select ins.conversation_id, max(ins.id) as id from ins where ins.thread_id is null group by ins.conversation_id),
       conv as (
@@ -121,44 +164,61 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
       participants_of as (
         select r.conversation_id, array_agg(r.user_id order by r.user_id) as ids from readers r group by r.conversation_id
       ),
-      -- The change feed: MessageSent as the caller built it, completed by the write; InboxUpdated per conversation.
+      -- The change feed: each payload as the caller built it, completed by the write (a reply's message); after a
+      -- reply its thread as it now is; InboxUpdated per conversation that received a message outside threads.
       sent as (
-        select n.ord, i.id, i.conversation_id, i.sender_id,
-          ((record->'payloads'->n.ord) || jsonb_build_object('id', i.id,
-            'sender', jsonb_build_object('id', i.sender_id, 'name', u.name, 'avatar_url', u.avatar_url)))::json as data
+        select n.ord, i.id, i.conversation_id, i.sender_id, i.thread_id,
+          (case when i.thread_id is null then p.payload || author.fields
+            else p.payload || jsonb_build_object('message', (p.payload->'message') || author.fields) end)::json as data
         from ins i
         join numbered n on n.id = i.id
         join users u on u.id = i.sender_id
+        cross join lateral (select record->'payloads'->n.ord as payload) p
+        cross join lateral (select jsonb_build_object('id', i.id,
+          'sender', jsonb_build_object('id', i.sender_id, 'name', u.name, 'avatar_url', u.avatar_url)) as fields) author
         where jsonb_typeof(record->'payloads') = 'array'
       ),
       feed as (
         insert into sync_changes (conversation_id, user_id, type, data)
         select conversation_id, null, type, data from (
-          select 0 as part, ord as k, conversation_id, 'MessageSent' as type, data from sent
+          select 0 as part, ord as k, 0 as step, conversation_id,
+            case when thread_id is null then 'MessageSent' else 'ThreadReplySent' end as type, data from sent
           union all
-          select 1, min(ord), conversation_id, 'InboxUpdated', null from sent group by conversation_id) changes
-        order by part, k
+          select 0, s.ord, 1, s.conversation_id, 'ThreadUpdated', json_build_object('conversation_id', t.conversation_id,
+            'thread_id', t.root_id, 'reply_count', t.reply_count,
+            'last_reply_at', to_char(t.last_reply_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'participant_ids', array(select distinct p from unnest(t.root_sender_id || t.repliers) p order by p))
+          from sent s join thread_now t on t.root_id = s.thread_id
+          union all
+          select 1, min(ord), 0, conversation_id, 'InboxUpdated', null from sent where thread_id is null group by conversation_id) changes
+        order by part, k, step
         returning conversation_id, type, data
       ),
-      -- The outbox, read from the feed's rows: the webhook's data is the MessageSent the feed holds.
+      -- The outbox, read from the feed's rows: a webhook's data is the MessageSent or ThreadReplySent the feed holds.
+      messages_fed as (
+        select f.conversation_id, f.type, f.data, coalesce(f.data->'message', f.data) as message
+        from feed f where f.type in ('MessageSent', 'ThreadReplySent')
+      ),
       outbox_drafts as (
-        select 'webhook' as kind, url.target, f.conversation_id, (f.data->>'id')::bigint as message_id,
-          jsonb_build_object('data', f.data, 'recipient_ids',
-            coalesce(to_jsonb(array_remove(po.ids, (f.data->'sender'->>'id')::bigint)), '[]')) as payload
-        from feed f
+        select 'webhook' as kind, url.target, f.conversation_id, f.type, (f.message->>'id')::bigint as message_id,
+          case when f.type = 'MessageSent' then jsonb_build_object('data', f.data, 'recipient_ids',
+            coalesce(to_jsonb(array_remove(po.ids, (f.data->'sender'->>'id')::bigint)), '[]'))
+          else jsonb_build_object('data', f.data) end as payload
+        from messages_fed f
         left join participants_of po on po.conversation_id = f.conversation_id
         cross join jsonb_array_elements_text(coalesce(record->'webhook_urls', '[]')) as url(target)
-        where f.type = 'MessageSent'
         union all
-        select 'push', '', null, (f.data->>'id')::bigint,
-          jsonb_build_object('conversation_id', f.conversation_id, 'message_id', (f.data->>'id')::bigint, 'sender_id', (f.data->'sender'->>'id')::bigint)
-        from feed f
-        where f.type = 'MessageSent' and coalesce((record->>'push')::boolean, false)
+        select 'push', '', null, f.type, (f.message->>'id')::bigint,
+          jsonb_build_object('conversation_id', f.conversation_id, 'message_id', (f.message->>'id')::bigint,
+            'sender_id', (f.message->'sender'->>'id')::bigint)
+            || case when f.type = 'ThreadReplySent' then jsonb_build_object('thread_id', (f.data->>'thread_id')::bigint) else '{}' end
+        from messages_fed f
+        where coalesce((record->>'push')::boolean, false)
       ),
       -- First in its conversation's queue (or in none): leased to the caller until lease_until (null: no lease).
       outboxed as (
         insert into outbox (kind, target, conversation_id, type, payload, next_attempt_at)
-        select d.kind, d.target, d.conversation_id, 'MessageSent', d.payload,
+        select d.kind, d.target, d.conversation_id, d.type, d.payload,
           case when record->>'lease_until' is not null and (d.conversation_id is null or ahead.id is null)
             then (record->>'lease_until')::timestamptz else now() end
         from outbox_drafts d
@@ -183,10 +243,13 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
           from readers r),
         'mentions', (select coalesce(json_agg(json_build_object('m', mm.message_id, 'u', mm.user_id)), '[]') from mentions mm),
         'previews', (select coalesce(json_agg(pv), '[]')
-          from parley_previews(array(select l.conversation_id from latest l)) pv)
+          from parley_previews(array(select l.conversation_id from latest l)) pv),
+        'threads', (select coalesce(json_agg(json_build_object('root_id', t.root_id, 'conversation_id', t.conversation_id,
+            'reply_count', t.reply_count, 'last_reply_at', t.last_reply_at, 'repliers', t.repliers, 'root_sender_id', t.root_sender_id)), '[]')
+          from thread_now t)
       ),
       (select coalesce(json_agg(json_build_object('id', o.id, 'kind', o.kind, 'target', o.target, 'conversation_id', o.conversation_id,
-          'payload', o.payload, 'created_at', o.created_at) order by o.id) filter (where o.leased), '[]') from outboxed o),
+          'type', o.type, 'payload', o.payload, 'created_at', o.created_at) order by o.id) filter (where o.leased), '[]') from outboxed o),
       (select count(*) filter (where not o.leased) from outboxed o)
       into written, leased, waiting;
       return json_build_object('written', written, 'outbox', leased, 'waiting', waiting);
