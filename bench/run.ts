@@ -1,4 +1,4 @@
-// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|uploads|all> [--smoke]
+// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|threads|uploads|all> [--smoke]
 //
 // Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
 // full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
@@ -10,6 +10,7 @@ import { fanout } from './benchmarks/fanout.js';
 import { ingest } from './benchmarks/ingest.js';
 import { search } from './benchmarks/search.js';
 import { sync } from './benchmarks/sync.js';
+import { threads } from './benchmarks/threads.js';
 import { uploads } from './benchmarks/uploads.js';
 import { writeDocs } from './lib/docs.js';
 import { machine } from './lib/machine.js';
@@ -33,6 +34,7 @@ const RUNNERS: Record<BenchmarkName, Runner> = {
   connections,
   search,
   sync,
+  threads,
   uploads,
 };
 

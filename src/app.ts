@@ -15,6 +15,7 @@ import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
 import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
 import { createFeedPruner } from './chat/feed-pruner.js';
+import { createRetentionSweeper, type RetentionSweeper } from './chat/retention.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
 import { pushAudience } from './push/audience.js';
@@ -62,6 +63,8 @@ export interface App {
   readonly push: WebPush;
   /** The outbox's delivery worker of this node (webhooks, pushes; src/notifications). */
   readonly outbox: OutboxWorker;
+  /** Deletes messages past CHAT_MESSAGE_RETENTION_DAYS, a pass within a minute once listening, then hourly; null when unset. */
+  readonly retention: RetentionSweeper | null;
   /** Start listening; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
@@ -200,6 +203,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   });
 
   const feedPruner = createFeedPruner({ db: database.db, retentionSeconds: config.limits.syncRetentionSeconds, logger });
+  const retentionDays = config.limits.messageRetentionDays;
+  const retention = retentionDays === null ? null : createRetentionSweeper({ ctx: chat, storage, retentionDays, logger });
 
   const http = await buildHttpApp(
     {
@@ -253,12 +258,14 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     attachmentSweeper,
     push,
     outbox,
+    retention,
     async listen() {
       await http.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
         throw listenStartupError(err, config.host, config.port);
       });
       attachmentSweeper.start();
       feedPruner.start();
+      retention?.start();
       outbox.start();
       const address = http.server.address();
       return typeof address === 'object' && address ? address.port : config.port;
@@ -280,6 +287,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       pusherHttp?.close();
       await attachmentSweeper.stop();
       await feedPruner.stop();
+      await retention?.stop();
       await redis?.close();
       await database.close();
     },

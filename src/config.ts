@@ -43,6 +43,8 @@ export interface Limits {
   readonly groupMaxParticipants: number;
   /** CHAT_SYNC_RETENTION_S: how long GET /sync can catch up from a cursor (and the feed keeps its changes). */
   readonly syncRetentionSeconds: number;
+  /** CHAT_MESSAGE_RETENTION_DAYS: messages older than this many days are deleted; null: kept forever. */
+  readonly messageRetentionDays: number | null;
   /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
   readonly typingPerMinute: number;
@@ -291,6 +293,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       uploadQuotaBytes: v.CHAT_UPLOAD_QUOTA_BYTES,
       groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
       syncRetentionSeconds: v.CHAT_SYNC_RETENTION_S,
+      messageRetentionDays: v.CHAT_MESSAGE_RETENTION_DAYS,
       sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
       heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,

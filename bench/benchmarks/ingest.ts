@@ -3,7 +3,9 @@
 // delivered: MessageSent to two sockets, InboxUpdated to two users. Closed loop: a fixed number of sends in
 // flight, each from one of the pair, round robin over the conversations. Once on PostgreSQL, once on the
 // embedded default (no DATABASE_URL: PGlite in the node's own temporary CHAT_DATA_DIR). On PostgreSQL, webhooks off
-// and on: two nodes, measured in rounds that take turns, each setup's best round reported.
+// and on: two nodes, measured in rounds that take turns, each setup's best round reported; in the same rounds, the
+// same load sent as replies in threads (one thread per conversation, its root sent first): ThreadReplySent and
+// ThreadUpdated to both sockets on the conversation, no InboxUpdated.
 // Baseline in the same run, on the same PostgreSQL database and table: a raw single-row INSERT loop with
 // `pg`, as many in flight as the sends (and once on a single connection, one after the other).
 // CPU per message: the cores a process used during the measurement × its seconds / the messages sent.
@@ -65,17 +67,22 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
   let hooksTarget: Target | undefined;
   let postgres: Measured | undefined;
   let withHooks: Measured | undefined;
+  let replies: Measured | undefined;
   let inserts: Row[];
   try {
     hooksTarget = await parleyTarget({ env: { CHAT_WEBHOOK_URLS: receiver.url, CHAT_WEBHOOK_SECRET: 'b'.repeat(64) } });
     const conversations = await setUp(postgresTarget, p);
     const hooksConversations = await setUp(hooksTarget, p);
+    const roots = await threadRoots(postgresTarget, conversations);
     let sentWithHooks = 0;
     for (let round = 1; round <= p.rounds; round++) {
       const suffix = p.rounds > 1 ? `, round ${round} of ${p.rounds}` : '';
       log(`- Parley (PostgreSQL)${suffix}`);
       const off = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages');
       if (!postgres || off.row.figures.perSecond! > postgres.row.figures.perSecond!) postgres = off;
+      log(`- Parley (PostgreSQL), replies in threads${suffix}`);
+      const inThreads = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages with thread_id', undefined, roots);
+      if (!replies || inThreads.row.figures.perSecond! > replies.row.figures.perSecond!) replies = inThreads;
       log(`- Parley (PostgreSQL) with webhooks on${suffix}`);
       const on = await sendLoad(hooksTarget, p, hooksConversations, 'Parley, PostgreSQL, webhooks on: POST /messages', receiver.pid);
       sentWithHooks += on.sent;
@@ -93,7 +100,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     await postgresTarget.stop();
     await receiver.close();
   }
-  if (!postgres || !withHooks) throw new Error('no round was measured');
+  if (!postgres || !withHooks || !replies) throw new Error('no round was measured');
 
   log('- Parley (embedded default: PGlite)');
   const pgliteTarget = await parleyTarget({ database: 'pglite' });
@@ -104,9 +111,9 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     await pgliteTarget.stop();
   }
 
-  const rows = [postgres.row, withHooks.row, pglite.row, ...inserts];
+  const rows = [postgres.row, replies.row, withHooks.row, pglite.row, ...inserts];
   const pooled = inserts.find((r) => r.setup.startsWith('raw INSERT, '))!;
-  for (const r of [postgres.row, pglite.row]) {
+  for (const r of [postgres.row, replies.row, pglite.row]) {
     if (r.figures.delivered! < 1) notes.push(`${r.setup}: ${((1 - r.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
   }
   for (const r of rows) {
@@ -120,7 +127,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     parameters: {
       conversations: `${p.pairs} direct conversations, both members connected (${p.pairs * 2} sockets, 2 channels each)`,
       load: `${p.inFlight} sends in flight (closed loop) for ${p.seconds} s after ${p.warmupSeconds} s of warm-up`,
-      rounds: `PostgreSQL: ${p.rounds}, webhooks off and on taking turns (two nodes started together); each setup's best round is shown`,
+      rounds: `PostgreSQL: ${p.rounds}, webhooks off, replies in threads (the same node and conversations, one thread each) and webhooks on taking turns (two nodes started together); each setup's best round is shown`,
       'raw INSERT baseline': `${p.insertSeconds} s each: ${p.inFlight} in flight on a pool of ${p.inFlight}, then one connection; INSERT INTO messages (same table, same database), autocommit`,
       database: 'PostgreSQL (a fresh database); then the embedded default (PGlite in a temporary CHAT_DATA_DIR, no DATABASE_URL)',
       'CPU per message': 'cores used during the measurement × its seconds / messages sent; Parley: the node process (on PGlite the database runs inside it); PostgreSQL: the backends serving Parley',
@@ -144,6 +151,7 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
       goal('sustained messages/s with events delivered', '≥ 3,000/s', onPostgres.perSecond!, 3000, 'at least', '/s'),
       goal(`Parley sends / raw INSERTs (${p.inFlight} in flight), change feed written`, '≥ 0.45', onPostgres.perSecond! / pooled.figures.perSecond!, 0.45, 'at least', '×'),
       goal('webhooks on / off (PostgreSQL messages/s)', '≥ 0.85', withHooks.row.figures.perSecond! / onPostgres.perSecond!, 0.85, 'at least', '×'),
+      goal('replies in threads / plain sends (PostgreSQL messages/s)', '≥ 0.9', replies.row.figures.perSecond! / onPostgres.perSecond!, 0.9, 'at least', '×'),
       goal('embedded default (PGlite) messages/s', '≥ 1,500/s', pglite.row.figures.perSecond!, 1500, 'at least', '/s'),
       goal('PostgreSQL CPU per message', '≤ 0.3 ms', onPostgres.databaseCpuMs!, 0.3, 'at most', ' ms'),
       goal('Parley CPU per message', '≤ 0.3 ms', onPostgres.parleyCpuMs!, 0.3, 'at most', ' ms'),
@@ -207,8 +215,27 @@ async function setUp(t: Target, p: Params): Promise<Conversation[]> {
   return conversations;
 }
 
-/** receiverPid: the webhook receiver's process, whose CPU is counted with the clients'. */
-async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string, receiverPid?: number): Promise<Measured> {
+/** The root of one thread in each conversation, sent by its first member: conversation id → root id. */
+async function threadRoots(t: Target, conversations: Conversation[]): Promise<Map<number, number>> {
+  const client = jsonClient(t.node!.api, 8);
+  const roots = new Map<number, number>();
+  try {
+    for (const c of conversations) {
+      const r = await client.post(`/conversations/${c.id}/messages`, c.members[0].token, { body: 'A thread' });
+      if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${r.text.slice(0, 200)}`);
+      roots.set(c.id, (JSON.parse(r.text) as { data: { id: number } }).data.id);
+    }
+  } finally {
+    client.close();
+  }
+  return roots;
+}
+
+/**
+ * receiverPid: the webhook receiver's process, whose CPU is counted with the clients'. roots: send every message as a
+ * reply in its conversation's thread.
+ */
+async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string, receiverPid?: number, roots?: Map<number, number>): Promise<Measured> {
   const parley = t.node!;
   const { pool, failed, errors } = await ClientPool.connect({
     label: `${t.name}: members`,
@@ -228,7 +255,8 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[], set
       const member = c.members[Math.floor(ops / conversations.length) % 2]!;
       ops++;
       const sentAt = nowMs();
-      const r = await client.post(`/conversations/${c.id}/messages`, member.token, { body: `Ingest ${marker(seq, sentAt)}` });
+      const body = { body: `Ingest ${marker(seq, sentAt)}`, ...(roots ? { thread_id: roots.get(c.id) } : {}) };
+      const r = await client.post(`/conversations/${c.id}/messages`, member.token, body);
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${r.text.slice(0, 200)}`);
       http.record(nowMs() - sentAt);
     };
@@ -246,8 +274,9 @@ async function sendLoad(t: Target, p: Params, conversations: Conversation[], set
     });
     const used = cpu.done();
     if (loop.failed > 0) throw new Error(`${loop.failed} sends failed: ${loop.errors.join('; ')}`);
-    // Deliveries: MessageSent to both sockets on the conversation, InboxUpdated to both users.
-    const expected = loop.sent * 4;
+    // Deliveries (the frames carrying the body): MessageSent to both sockets on the conversation, InboxUpdated to
+    // both users; a reply in a thread: ThreadReplySent to both sockets (its ThreadUpdated carries no body).
+    const expected = loop.sent * (roots ? 2 : 4);
     let delivered = 0;
     for (let waited = 0; waited < 10_000; waited += 200) {
       delivered = await pool.delivered();

@@ -18,6 +18,7 @@ import { nowMs } from '../lib/clock.js';
 import { jsonClient, type JsonClient } from '../lib/http.js';
 import { closedLoop, openLoop } from '../lib/publisher.js';
 import { cpuAccount, log, progress, type CpuShares } from '../lib/procs.js';
+import { eachLimited, measureLoop, type Loop } from '../lib/loops.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { loadSearchData, type SearchData } from '../lib/search-data.js';
 import { addGroups, backfillFeed, type StormGroup } from '../lib/sync-data.js';
@@ -74,16 +75,6 @@ async function expectOk(what: string, r: Promise<{ status: number; text: string 
   const { status, text } = await r;
   if (!statuses.includes(status)) throw new Error(`${what}: ${status} ${text.slice(0, 300)}`);
   return text;
-}
-
-/** fn over every item, at most `concurrency` at once. */
-async function eachLimited<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
 }
 
 export async function sync(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
@@ -238,32 +229,6 @@ export async function sync(options: BenchOptions): Promise<Omit<Result, 'machine
       ],
     },
   };
-}
-
-interface Loop {
-  readonly h: Histogram;
-  readonly ms: number;
-  readonly cpu: CpuShares;
-}
-
-/** A closed loop of `once` after a warm-up: latency (once records into the histogram it is given), wall time and CPU of the measured part. */
-async function measureLoop(t: Target, p: Params, label: string, once: (h: Histogram) => Promise<void>): Promise<Loop> {
-  let h = new Histogram();
-  const op = () => once(h);
-  const warm = await closedLoop(op, p.inFlight, p.warmupSeconds * 1000);
-  if (warm.failed > 0) throw new Error(`${label}: ${warm.failed} requests failed: ${warm.errors.join('; ')}`);
-  h = new Histogram();
-  const account = cpuAccount(t.pid, [], await t.databasePids());
-  const running = progress(label);
-  let last = 0;
-  const loop = await closedLoop(op, p.inFlight, p.seconds * 1000, (sent) => {
-    running(`${sent} requests, ${sent - last}/s, p95 so far ${h.percentile(95).toFixed(1)} ms`);
-    last = sent;
-  });
-  const cpu = account.done(await t.databasePids());
-  if (loop.failed > 0) throw new Error(`${label}: ${loop.failed} requests failed: ${loop.errors.join('; ')}`);
-  running(`${loop.sent} requests, ${Math.round(loop.sent / (loop.ms / 1000))}/s, p50 ${h.percentile(50).toFixed(1)} ms, p95 ${h.percentile(95).toFixed(1)} ms`, true);
-  return { h, ms: loop.ms, cpu };
 }
 
 interface ConversationOf {

@@ -27,6 +27,7 @@ const WHAT: Record<string, string> = {
     'Sustained `POST /conversations/{id}/messages` across 200 direct conversations with both members of each connected (so every message is delivered: `MessageSent` to two sockets, `InboxUpdated` to two users), 32 sends in flight, on PostgreSQL; ' +
     'then the same load on the embedded default (no `DATABASE_URL`: PGlite in a temporary `CHAT_DATA_DIR`). ' +
     'CPU per message is the cores a process used during the measurement × its seconds / the messages sent: Parley’s node process (on PGlite the database runs inside it) and the PostgreSQL backends serving it. ' +
+    'In the same rounds, the same load sent as replies in threads (`thread_id`, one thread per conversation): `ThreadReplySent` and `ThreadUpdated` to both sockets, no `InboxUpdated`. ' +
     'Baseline on the same PostgreSQL database and table: a raw single-row `INSERT INTO messages` loop with `pg`, as many in flight, and once on one connection.',
   connections:
     '20,000 idle clients (or as many as the server process may open files for), each subscribed to its own private channel, opened by 4 client processes from 4 source addresses (127.0.0.2–5) so no single address runs out of ephemeral ports. ' +
@@ -42,6 +43,10 @@ const WHAT: Record<string, string> = {
     'Baseline in the same run: the same users’ inbox first page (`GET /conversations?limit=30`), which a client loads when it cannot sync. ' +
     'Reconnect storm: 1,000 clients in 100 groups of 10, each with a cursor, are away for 30 s while members send 300 messages/s into the groups through the API; then all of them sync at once (at most 50 requests in flight), paging until `has_more` is false: the time until every client has caught up, the changes per client and the CPU per client’s sync. ' +
     'Each client must get every `MessageSent` of its group exactly once, or the benchmark fails.',
+  threads:
+    'The reads of API v1.2 through the HTTP API on PostgreSQL, on data written through the API: `GET /threads` for a user who takes part in 500 threads (50 groups of 10, ten threads each, and five more per group the user is not in); ' +
+    '`GET /messages/{id}/thread` of a thread of 10,000 replies (its newest page and a page from its middle, in turn); the inbox’s first page (`GET /conversations?limit=30`) of a user in 1,100 direct conversations with the 1,000 most recently active archived and 10 older ones pinned. ' +
+    'Two requests in flight, closed loops. Baselines in the same run: the same user’s inbox page; the same two pages of a conversation’s history with 10,000 messages; the same inbox before anything was archived or pinned.',
   uploads:
     '25 MB files of random bytes posted to `POST /attachments` (multipart/form-data) five times one at a time, then four at once, to a Parley storing attachments on local disk (the default) and to one storing them in an S3-compatible bucket (s3rver, run by the benchmark; multipart uploads to the bucket as with S3 or MinIO), both on the embedded database. ' +
     'The Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before the upload. Baseline: the size of the file itself, which a server that buffered uploads would grow by.',
@@ -126,7 +131,7 @@ export function writeDocs(): string[] {
     '',
     '```bash',
     'npm install',
-    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, uploads, all',
+    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, threads, uploads, all',
     'npm run bench -- all --smoke     # a few clients for a second or two: checks they work (CI runs this)',
     'npm run bench:install-soketi     # optional: Soketi 1.6.1 in bench/soketi/, outside Parley\'s dependencies',
     '```',

@@ -454,6 +454,17 @@ export const SETTINGS = {
     meaning:
       'How long the change feed keeps a change for `GET /sync`: a cursor older than this answers 410 `cursor_expired` (the client reloads). Older changes are deleted in the background. See [docs/deployment.md](docs/deployment.md#the-change-feed).',
   }),
+  CHAT_MESSAGE_RETENTION_DAYS: {
+    type: 'a positive number of days (fractions allowed)',
+    default: null,
+    defaultText: 'unset: messages are kept forever',
+    meaning:
+      'Messages older than this are deleted, with their attachment files, by a background sweep (first within a minute of start, then every hour; one node at a time). See [docs/deployment.md](docs/deployment.md#message-retention).',
+    parse: (raw: string) => {
+      const value = Number(raw.trim());
+      return /^\d*\.?\d+$/.test(raw.trim()) && Number.isFinite(value) && value > 0 ? value : undefined;
+    },
+  } satisfies Setting<number | null>,
   CHAT_REQUEST_TIMEOUT_S: positive({
     unit: 'seconds',
     default: 30,

@@ -18,6 +18,8 @@ export interface UsersTable {
   last_seen_at: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Set when the user's erasure was asked for (v1.2): their tokens are refused and their sends too. */
+  erased_at: NullableTimestamp;
 }
 
 export interface ConversationsTable {
@@ -238,6 +240,26 @@ export interface AuditLogTable {
 }
 
 export interface Schema {
+/** A user's erasure in progress or done (migration 015, src/store/erasure.ts). */
+export interface ErasureJobsTable {
+  user_id: number;
+  messages: 'erase' | 'keep';
+  /** The step it is at (src/chat/erasure.ts, ERASURE_PHASES). */
+  phase: ColumnType<string, string | undefined, string>;
+  /** Within the phase: the last id handled (the change feed: the last (tx, seq)). */
+  after_id: ColumnType<number, number | undefined, number>;
+  after_seq: ColumnType<number, number | undefined, number>;
+  messages_erased: ColumnType<number, number | undefined, number>;
+  requested_at: CreatedAt;
+  completed_at: NullableTimestamp;
+}
+
+/** Attachment files to delete from storage, their rows gone (migration 015). */
+export interface FileDeletionsTable {
+  storage_key: string;
+  queued_at: CreatedAt;
+}
+
   users: UsersTable;
   conversations: ConversationsTable;
   participants: ParticipantsTable;
@@ -254,6 +276,8 @@ export interface Schema {
   sync_changes: SyncChangesTable;
   sync_memberships: SyncMembershipsTable;
   message_reports: MessageReportsTable;
+  erasure_jobs: ErasureJobsTable;
+  file_deletions: FileDeletionsTable;
   group_bans: GroupBansTable;
   user_bans: UserBansTable;
   audit_log: AuditLogTable;

@@ -13,6 +13,7 @@ import * as sendWithOutboxInOneQuery from './011_send_with_outbox_in_one_query.j
 import * as changeFeed from './012_change_feed.js';
 import * as threadsPinsOwnState from './013_threads_pins_own_state.js';
 import * as moderation from './014_moderation.js';
+import * as compliance from './015_compliance.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '012_change_feed': changeFeed,
   '013_threads_pins_own_state': threadsPinsOwnState,
   '014_moderation': moderation,
+  '015_compliance': compliance,
 };
 
 export const migrationProvider: MigrationProvider = {
