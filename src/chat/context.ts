@@ -22,3 +22,7 @@ export interface Actor {
   readonly userId: number;
   readonly socketId?: string;
 }
+
+/** The host app's backend (the server key): it acts for no user (the audit log's actor_id null) and has no socket. */
+export const SERVER = { userId: null, socketId: undefined } as const;
+export type ServerActor = typeof SERVER;

@@ -15,3 +15,10 @@ export function decodeTimeCursor(cursor: string): TimePosition {
   if (!match || !Number.isSafeInteger(Number(match[2]))) throw invalid('cursor', 'The cursor is not one this API returned.');
   return { at: new Date(Number(match[1])), id: Number(match[2]) };
 }
+
+/** A list cursor of an id alone (the last item's, of a list newest first by id: reports, the audit log); 422 on `cursor` otherwise. */
+export function decodeIdCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  if (!/^[1-9]\d{0,15}$/.test(cursor)) throw invalid('cursor', 'The cursor is not one this API returned.');
+  return Number(cursor);
+}

@@ -2,7 +2,7 @@
 // the group → check the actor's current role → write → emit, so two changes never both pass a stale check.
 import { event, type ChangeType, type DomainEvent } from '../events/catalog.js';
 import { messagingBlockedUserIds } from '../store/blocks.js';
-import { deleteConversation, insertGroup, participantCount, updateSettings } from '../store/conversations.js';
+import { deleteConversation, insertGroup, participantCount, updateSettings, type GroupSettings } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
 import { lockConversation } from '../store/locks.js';
 import { latestMessageId } from '../store/messages.js';
@@ -10,6 +10,8 @@ import { addMembers, findParticipant, heirOf, participantIds, removeMember, setR
 import { loadPreviews } from '../store/read-model.js';
 import type { Role } from '../store/schema.js';
 import { missingUsers } from '../store/users.js';
+import { recordAudit } from '../store/audit.js';
+import { bannedFromGroup } from '../store/group-bans.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
@@ -20,7 +22,14 @@ import type { ConversationView } from './resources.js';
 export interface GroupInput {
   readonly name?: string;
   readonly avatar_url?: string | null;
+  /** v1.2: a member may send once per this many seconds (0 to 3600; 0: off). */
+  readonly slow_mode_s?: number;
+  /** v1.2: only the owner and admins may send. */
+  readonly frozen?: boolean;
 }
+
+/** The longest slow mode window, in seconds. */
+export const MAX_SLOW_MODE_S = 3600;
 
 function groupName(name: string): string {
   const trimmed = name.trim();
@@ -44,6 +53,12 @@ async function refuseBlocked(db: DB, actorId: number, ids: readonly number[]): P
   if (refused.length > 0) throw forbidden('blocked', `You cannot add users ${refused.join(', ')} to a group: one of you blocked the other.`);
 }
 
+/** A user banned from the group (group-bans.ts) is not added back until the ban is lifted or runs out. */
+async function refuseBanned(db: DB, groupId: number, ids: readonly number[]): Promise<void> {
+  const banned = await bannedFromGroup(db, groupId, ids, new Date());
+  if (banned.length > 0) throw forbidden('banned', `Users ${banned.join(', ')} are banned from this group.`);
+}
+
 function checkSize(ctx: ChatContext, count: number): void {
   if (count > ctx.limits.groupMaxParticipants) {
     throw invalid('user_ids', `A group may have at most ${ctx.limits.groupMaxParticipants} participants.`);
@@ -51,12 +66,12 @@ function checkSize(ctx: ChatContext, count: number): void {
 }
 
 /** Locks a group and checks that the actor is in it with one of `roles` (any role when none are given). */
-async function lockGroup(trx: DB, groupId: number, actorId: number, roles?: readonly Role[]) {
+export async function lockGroup(trx: DB, groupId: number, actorId: number, roles?: readonly Role[]) {
   await lockConversation(trx, groupId);
   return requireGroup(trx, groupId, actorId, roles);
 }
 
-async function participantsChanged(
+export async function participantsChanged(
   db: DB,
   conversationId: number,
   changeType: ChangeType,
@@ -97,12 +112,22 @@ export async function createGroup(
 }
 
 export async function updateGroup(ctx: ChatContext, actor: Actor, groupId: number, input: GroupInput): Promise<ConversationView> {
-  const changes: { name?: string; avatar_url?: string | null } = {};
+  const changes: GroupSettings = {};
   if (input.name !== undefined) changes.name = groupName(input.name);
   if (input.avatar_url !== undefined) changes.avatar_url = input.avatar_url;
+  // 0 to MAX_SLOW_MODE_S: the route's schema (and the column's check) hold it.
+  if (input.slow_mode_s !== undefined) changes.slow_mode_s = input.slow_mode_s;
+  if (input.frozen !== undefined) changes.frozen = input.frozen;
   await unitOfWork(ctx, actor, async ({ trx, inboxChanged }) => {
-    await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
+    const { conversation } = await lockGroup(trx, groupId, actor.userId, ['owner', 'admin']);
     await updateSettings(trx, groupId, changes, new Date());
+    const audit = { actor_id: actor.userId, conversation_id: groupId } as const;
+    if (changes.slow_mode_s !== undefined && changes.slow_mode_s !== conversation.slow_mode_s) {
+      await recordAudit(trx, { ...audit, action: 'slow_mode_changed', details: { from: conversation.slow_mode_s, to: changes.slow_mode_s } });
+    }
+    if (changes.frozen !== undefined && changes.frozen !== conversation.frozen) {
+      await recordAudit(trx, { ...audit, action: changes.frozen ? 'group_frozen' : 'group_unfrozen' });
+    }
     inboxChanged(groupId);
   });
   return getConversation(ctx, actor, groupId);
@@ -119,6 +144,7 @@ export async function addParticipants(ctx: ChatContext, actor: Actor, groupId: n
     if (fresh.length === 0) return;
     checkSize(ctx, conversation.participant_count + fresh.length);
     await refuseBlocked(trx, actor.userId, fresh);
+    await refuseBanned(trx, groupId, fresh);
     // Newcomers start with the history read: they were not there for it.
     const added = await addMembers(trx, groupId, fresh, await latestMessageId(trx, groupId), new Date());
     if (added.length === 0) return;
@@ -136,6 +162,7 @@ export async function removeParticipant(ctx: ChatContext, actor: Actor, groupId:
     if (!target) throw notFound('Participant');
     if (participant.role === 'admin' && target.role !== 'member') throw forbidden('forbidden_role', 'An admin may remove members only.');
     await removeMember(trx, groupId, userId, new Date());
+    await recordAudit(trx, { actor_id: actor.userId, action: 'participant_removed', conversation_id: groupId, target_user_id: userId });
     emit(
       await participantsChanged(trx, groupId, 'removed', actor.userId, [userId]),
       event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'removed' }),
@@ -155,6 +182,7 @@ export async function changeRole(ctx: ChatContext, actor: Actor, groupId: number
     await setRole(trx, groupId, userId, role);
     // One owner per group: handing it over makes the previous owner an admin.
     if (role === 'owner') await setRole(trx, groupId, actor.userId, 'admin');
+    await recordAudit(trx, { actor_id: actor.userId, action: 'role_changed', conversation_id: groupId, target_user_id: userId, details: { from: target.role, to: role } });
     emit(await participantsChanged(trx, groupId, 'role_changed', actor.userId, role === 'owner' ? [userId, actor.userId] : [userId]));
   });
 }
@@ -183,6 +211,7 @@ export async function deleteGroup(ctx: ChatContext, actor: Actor, groupId: numbe
     await lockGroup(trx, groupId, actor.userId, ['owner']);
     const ids = await participantIds(trx, groupId);
     await deleteConversation(trx, groupId);
+    await recordAudit(trx, { actor_id: actor.userId, action: 'group_deleted', conversation_id: groupId });
     // Each member's own membership ends.
     for (const userId of ids) {
       emit(event('GroupMembershipRevoked', userId, { conversation_id: groupId, user_id: userId, reason: 'group_deleted' }));

@@ -22,6 +22,7 @@ import {
 import { findMembership } from '../store/participants.js';
 import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
 import { recountThread } from '../store/threads.js';
+import type { Message } from '../store/schema.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
@@ -31,7 +32,7 @@ import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
 import { replyEvents, threadReplySentPayload, threadUpdated } from './threads.js';
-import { changesOf, unitOfWork } from './unit-of-work.js';
+import { changesOf, unitOfWork, type Work } from './unit-of-work.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
 export interface SendInput {
@@ -378,27 +379,38 @@ export async function editMessage(ctx: ChatContext, actor: Actor, messageId: num
 
 export async function deleteMessage(ctx: ChatContext, actor: Actor, messageId: number): Promise<void> {
   const now = new Date();
-  await unitOfWork(ctx, actor, async ({ trx, emit, inboxChanged }) => {
-    const conversation = await lockConversationOfMessage(trx, messageId, 'write');
+  await unitOfWork(ctx, actor, async (work) => {
+    const conversation = await lockConversationOfMessage(work.trx, messageId, 'write');
     if (!conversation) throw notFound('Message');
-    const { message, membership } = await requireVisibleMessage(trx, actor, messageId);
+    const { message, membership } = await requireVisibleMessage(work.trx, actor, messageId);
     const moderator = conversation.type === 'group' && membership.participant.role !== 'member';
     if (message.sender_id !== actor.userId && !moderator) {
       throw forbidden('not_sender', 'Only the sender or a group owner or admin may delete a message.');
     }
-    await softDelete(trx, message, now);
-    emit(event('MessageDeleted', conversation.id, { id: messageId, conversation_id: conversation.id }));
-    // A deleted message is unpinned: a pinned bar drops it.
-    if (message.pinned_at !== null) {
-      emit(event('MessagePinned', conversation.id, { conversation_id: conversation.id, message_id: messageId, pinned: false, pinned_at: null, pinned_by: null }));
-    }
-    if (message.thread_id === null) inboxChanged(conversation.id);
-    else {
-      // A reply in a thread: the thread's counts follow.
-      const thread = await recountThread(trx, message.thread_id);
-      if (thread) emit(threadUpdated(thread));
-    }
+    await deleteForEveryone(work, message, now);
   });
+}
+
+/**
+ * Deletes a visible message for everyone, inside a unit of work holding its conversation's write lock: the
+ * message itself, MessageDeleted, its unpinning, and the inbox or its thread's counts. Also a report's
+ * delete_message (reports.ts).
+ */
+export async function deleteForEveryone(work: Work, message: Message, now: Date): Promise<void> {
+  const { trx, emit, inboxChanged } = work;
+  const conversationId = message.conversation_id;
+  await softDelete(trx, message, now);
+  emit(event('MessageDeleted', conversationId, { id: message.id, conversation_id: conversationId }));
+  // A deleted message is unpinned: a pinned bar drops it.
+  if (message.pinned_at !== null) {
+    emit(event('MessagePinned', conversationId, { conversation_id: conversationId, message_id: message.id, pinned: false, pinned_at: null, pinned_by: null }));
+  }
+  if (message.thread_id === null) inboxChanged(conversationId);
+  else {
+    // A reply in a thread: the thread's counts follow.
+    const thread = await recountThread(trx, message.thread_id);
+    if (thread) emit(threadUpdated(thread));
+  }
 }
 
 export const MAX_FORWARD_TARGETS = 20;

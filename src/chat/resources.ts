@@ -119,6 +119,9 @@ export const ConversationView = Type.Object({
   archived_at: Nullable(Timestamp),
   pinned_at: Nullable(Timestamp),
   cleared_at: Nullable(Timestamp),
+  /** v1.2: a group's slow mode (a member sends once per this many seconds; 0: off) and whether it is frozen. */
+  slow_mode_s: Type.Integer({ minimum: 0, maximum: 3600 }),
+  frozen: Type.Boolean(),
 });
 export type ConversationView = Static<typeof ConversationView>;
 

@@ -13,7 +13,7 @@ import { EVENTS, conversationChannel, type DomainEvent, type RevokeReason } from
 import { appendChanges, type ChangeDraft } from '../store/change-feed.js';
 import type { ReaderState } from '../store/read-model.js';
 import { inTransaction, type Tx } from '../store/transaction.js';
-import type { Actor, ChatContext } from './context.js';
+import type { Actor, ChatContext, ServerActor } from './context.js';
 import { inboxEvents } from './inbox.js';
 import type { WebhookDraft, WebhookOnlyType } from '../notifications/webhooks.js';
 
@@ -81,7 +81,7 @@ export function changesOf(events: readonly DomainEvent[], inbox: readonly InboxC
  * Runs fn as one action: its transaction (retried from the top on a deadlock or serialization failure), its
  * record (change feed and outbox) written before the commit, its deliveries after. Returns fn's result.
  */
-export async function unitOfWork<T>(ctx: ChatContext, actor: Actor, fn: (work: Work) => Promise<T>): Promise<T> {
+export async function unitOfWork<T>(ctx: ChatContext, actor: Actor | ServerActor, fn: (work: Work) => Promise<T>): Promise<T> {
   let events: DomainEvent[] = [];
   let unannounced = new Set<DomainEvent>();
   let inbox: InboxChange[] = [];

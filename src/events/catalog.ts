@@ -5,7 +5,8 @@ import type { ConversationResource, MessageResource, ParticipantResource, Reacti
 export const CHANGE_TYPES = ['added', 'removed', 'role_changed'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
-export const REVOKE_REASONS = ['removed', 'left', 'group_deleted'] as const;
+/** v1.2 adds `banned`: removed by a group ban (chat/group-bans.ts). */
+export const REVOKE_REASONS = ['removed', 'left', 'group_deleted', 'banned'] as const;
 export type RevokeReason = (typeof REVOKE_REASONS)[number];
 
 /** MessageSent carries exactly these keys; MessageUpdated adds edited_at. */

@@ -9,6 +9,7 @@ import type { JwtPolicy } from '../config.js';
 import { settingDefault } from '../config/settings.js';
 import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, ensureUser } from '../chat/users.js';
 import { wellFormed } from '../chat/text.js';
+import { refuseIfBanned } from '../chat/user-bans.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
 import { TokenCache, type VerifiedToken } from './token-cache.js';
@@ -107,7 +108,8 @@ function avatarClaim(url: string | undefined): string | undefined {
 }
 
 /**
- * An onRequest hook: verifies the bearer token, creates or refreshes its user, sets request.actor. A token
+ * An onRequest hook: verifies the bearer token, creates or refreshes its user, refuses a user banned from the
+ * service (403 user_banned), sets request.actor. A token
  * seen before on this node is not verified again while it has not expired, and its user is not read again
  * while the claims equal the profile last seen (token-cache.ts). The cache is this authenticator's, so of one
  * secret and one policy: a token it holds passed exactly these checks, and of them only exp can change its
@@ -155,7 +157,8 @@ export function userAuthenticator(
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
     const { userId, claims } = tokens.get(match[1]) ?? (await verify(match[1]));
-    await ensureUser(db, userId, claims);
+    // A ban is read on every request, never cached: it holds on every node from its commit.
+    await Promise.all([ensureUser(db, userId, claims), refuseIfBanned(db, userId)]);
     const socketId = request.headers['x-socket-id'];
     request.actor = { userId, socketId: typeof socketId === 'string' && isValidSocketId(socketId) ? socketId : undefined };
   };

@@ -21,6 +21,7 @@ import { complianceRoutes } from './routes/compliance.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
+import { moderationRoutes, reportRoutes } from './routes/moderation.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
 import { pushRoutes } from './routes/push.js';
@@ -128,7 +129,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes, reportRoutes]) {
         await users.register(routes, deps);
       }
     });
@@ -136,6 +137,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       server.addHook('onRequest', limitFailedAuthentication(serverKeyAuthenticator(deps.config.serverKey), deps.chat.rateLimiter));
       server.addHook('onRoute', (route) => requireInOpenApi(route, 'serverKey'));
       await server.register(serverRoutes, deps);
+      await server.register(moderationRoutes, deps);
       await server.register(complianceRoutes, deps);
     });
   }, { prefix: API_PREFIX });

@@ -58,7 +58,15 @@ export async function insertDirect(db: DB, a: number, b: number, now: Date): Pro
   return row.id;
 }
 
-export async function updateSettings(db: DB, conversationId: number, changes: { name?: string; avatar_url?: string | null }, now: Date): Promise<void> {
+/** A group's settings that PATCH /groups/{id} changes. */
+export interface GroupSettings {
+  name?: string;
+  avatar_url?: string | null;
+  slow_mode_s?: number;
+  frozen?: boolean;
+}
+
+export async function updateSettings(db: DB, conversationId: number, changes: GroupSettings, now: Date): Promise<void> {
   await db.updateTable('conversations').set({ ...changes, updated_at: now }).where('id', '=', conversationId).execute();
 }
 

@@ -156,6 +156,9 @@ export interface SharedConversation {
   readonly last_message: MessageResource | null;
   readonly created_at: Date;
   readonly updated_at: Date;
+  /** v1.2, groups' sending rules (direct conversations: 0 and false). */
+  readonly slow_mode_s: number;
+  readonly frozen: boolean;
 }
 
 /** The part that is one participant's own. */
@@ -230,6 +233,8 @@ export function sharedConversation(c: Conversation, preview: ParticipantResource
     last_message: lastMessage,
     created_at: c.created_at,
     updated_at: c.updated_at,
+    slow_mode_s: c.slow_mode_s,
+    frozen: c.frozen,
   };
 }
 
@@ -286,5 +291,7 @@ export function conversationView(
     archived_at: isoOrNull(reader.archived_at),
     pinned_at: isoOrNull(reader.pinned_at),
     cleared_at: isoOrNull(reader.cleared_at),
+    slow_mode_s: shared.slow_mode_s,
+    frozen: shared.frozen,
   };
 }

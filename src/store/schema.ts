@@ -216,7 +216,8 @@ export interface GroupBansTable {
   banned_by: number | null;
   reason: string | null;
   until: NullableTimestamp;
-  created_at: CreatedAt;
+  /** When the ban was made (or last renewed). */
+  created_at: Timestamp;
 }
 
 /** A user banned from the whole service, until `until` (null: until unbanned). */
@@ -224,7 +225,7 @@ export interface UserBansTable {
   user_id: number;
   reason: string | null;
   until: NullableTimestamp;
-  created_at: CreatedAt;
+  created_at: Timestamp;
 }
 
 /** The audit log (migration 014, src/store/audit.ts): actor_id null for the server key. */

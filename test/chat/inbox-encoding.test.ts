@@ -21,6 +21,8 @@ function shared(body: string | null): SharedConversation {
         : { id: 11, conversation_id: 3, body, attachment: null, sender, reply_to: null, forwarded_from: null, created_at: '2026-01-02T03:04:05.006Z', edited_at: null },
     created_at: new Date('2026-01-01T00:00:00.000Z'),
     updated_at: new Date('2026-01-02T03:04:05.006Z'),
+    slow_mode_s: 0,
+    frozen: false,
   };
 }
 

@@ -22,7 +22,7 @@ export const CONVERSATION_EVENT_KEYS = [
   'participants_preview', 'type', 'unread_count', 'updated_at',
 ];
 /** The ConversationResource of the HTTP API (v1.1): v1's keys plus the caller's mention count and mute. */
-export const CONVERSATION_KEYS = [...CONVERSATION_EVENT_KEYS, 'muted', 'muted_until', 'unread_mention_count', 'archived_at', 'pinned_at', 'cleared_at'];
+export const CONVERSATION_KEYS = [...CONVERSATION_EVENT_KEYS, 'muted', 'muted_until', 'unread_mention_count', 'archived_at', 'pinned_at', 'cleared_at', 'slow_mode_s', 'frozen'];
 /** A history item (v1.1): the MessageResource plus its reactions and mentions. */
 export const HISTORY_ITEM_KEYS = [...MESSAGE_KEYS, 'mentioned_user_ids', 'reactions', 'thread_id', 'thread', 'pinned_at', 'pinned_by'];
 export const PRESENCE_KEYS = ['is_online', 'last_seen_at', 'user_id'];
