@@ -2,14 +2,27 @@
 // queries however many participants there are.
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
+import { entryKey, lastMessagesAsSeen } from '../store/own-state.js';
 import { readerStates } from '../store/participants.js';
 import { conversationResource, loadShared, type ReaderState, type SharedConversation } from '../store/read-model.js';
 
-/** InboxUpdated to the given readers (default: every participant) of one conversation, loaded as it is now. */
+/**
+ * InboxUpdated to the given readers (default: every participant) of one conversation, loaded as it is now, each
+ * with the last message as they see it (a reader who cleared the history or hid the last message sees another).
+ */
 export async function inboxEvents(db: DB, conversationId: number, readers?: readonly ReaderState[]): Promise<DomainEvent[]> {
   const [shared, states] = await Promise.all([loadShared(db, conversationId), readers ?? readerStates(db, conversationId)]);
   // Gone (deleted since the write): nobody is left to tell.
-  return shared ? inboxUpdates(shared, states) : [];
+  if (!shared) return [];
+  const last = shared.last_message;
+  const own = last === null ? new Map() : await lastMessagesAsSeen(db, states.map((s) => s.user_id), new Map([[conversationId, last.id]]));
+  if (own.size === 0) return inboxUpdates(shared, states);
+  const events = inboxUpdates(shared, states.filter((s) => !own.has(entryKey(s.user_id, conversationId))));
+  for (const s of states) {
+    const seen = own.get(entryKey(s.user_id, conversationId));
+    if (seen !== undefined) events.push(event('ConversationInboxUpdated', s.user_id, conversationResource({ ...shared, last_message: seen }, s)));
+  }
+  return events;
 }
 
 /** InboxUpdated to each reader, each with its own ConversationResource: no query. */

@@ -90,9 +90,42 @@ export async function ownLastMessages(db: DB, userId: number, lastIds: ReadonlyM
   const ids = [...lastIds.values()];
   if (ids.length === 0) return result;
   const hidden = await db.selectFrom('hidden_messages').select(['conversation_id']).where('user_id', '=', userId).where(idIn('message_id', ids)).execute();
-  if (hidden.length === 0) return result;
+  return fallbackLastMessages(db, userId, hidden.map((h) => Number(h.conversation_id)));
+}
+
+/** A (user, conversation) pair of the inbox: the user's entry of that conversation. */
+export const entryKey = (userId: number, conversationId: number): string => `${userId}:${conversationId}`;
+
+/**
+ * The last message as each user sees it where it is not the shared one (an InboxUpdated or a synced entry): for
+ * each pair of these users and conversations (`lastIds`: each conversation's shared last message) whose user cleared
+ * the history past that message (null) or hid it (the newest message they may still see, or null), by entryKey.
+ * The other pairs, nearly always all of them, see the shared last message: one query finds that.
+ */
+export async function lastMessagesAsSeen(db: DB, userIds: readonly number[], lastIds: ReadonlyMap<number, number>): Promise<Map<string, MessageResource | null>> {
+  const seen = new Map<string, MessageResource | null>();
+  if (userIds.length === 0 || lastIds.size === 0) return seen;
+  const { rows } = await sql<{ user_id: string; conversation_id: string; cleared: boolean }>`
+    select p.user_id, p.conversation_id, p.cleared_message_id >= l.last_id as cleared
+    from unnest(${`{${[...lastIds.keys()].join(',')}}`}::bigint[], ${`{${[...lastIds.values()].join(',')}}`}::bigint[]) l(conversation_id, last_id)
+    join participants p on p.conversation_id = l.conversation_id and p.user_id = any(${`{${userIds.join(',')}}`}::bigint[])
+    where p.cleared_message_id >= l.last_id
+      or exists (select 1 from hidden_messages h where h.user_id = p.user_id and h.message_id = l.last_id)`.execute(db);
+  for (const r of rows) {
+    const userId = Number(r.user_id);
+    const conversationId = Number(r.conversation_id);
+    const own = r.cleared ? null : ((await fallbackLastMessages(db, userId, [conversationId])).get(conversationId) ?? null);
+    seen.set(entryKey(userId, conversationId), own);
+  }
+  return seen;
+}
+
+/** The newest message of each conversation that the user may still see (null: none). */
+async function fallbackLastMessages(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, MessageResource | null>> {
+  const result = new Map<number, MessageResource | null>();
+  if (conversationIds.length === 0) return result;
   const fallbacks = new Map<number, number | null>();
-  for (const { conversation_id } of hidden) {
+  for (const conversation_id of conversationIds) {
     const row = await db
       .selectFrom('messages')
       .select('id')

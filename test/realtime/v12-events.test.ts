@@ -116,4 +116,30 @@ describe('v1.2 events over Laravel Echo', () => {
     assert.equal(other.events('ConversationStateChanged').length, 0);
     assert.equal(other.events('MessageHidden').length, 0);
   });
+
+  test('InboxUpdated carries the last message as each receiver sees it: none after a clear, the one before after hiding it; /sync too', async () => {
+    const [alice, bob, carol] = await users(3);
+    const id = await group(alice!, [bob!, carol!]);
+    const older = await send(alice!, id, { body: 'older' });
+    const newest = await send(alice!, id, { body: 'newest' });
+    assert.equal((await app.request(bob!, 'POST', `/conversations/${id}/clear`)).status, 200);
+    assert.equal((await app.request(carol!, 'DELETE', `/messages/${newest.id}?for=me`)).status, 204);
+    const since = { bob: await cursorOf(bob!), carol: await cursorOf(carol!) };
+    const [b, c, a] = [await clients.listening(bob!, []), await clients.listening(carol!, []), await clients.listening(alice!, [])];
+    // An edit of the last message tells every participant's inbox.
+    assert.equal((await app.request(alice!, 'PATCH', `/messages/${newest.id}`, { body: 'newest, edited' })).status, 200);
+    const lastOf = async (tab: typeof a) => (await tab.waitFor('InboxUpdated', (p) => p.id === id)).payload.last_message;
+    assert.equal(await lastOf(b), null, 'bob cleared the history');
+    assert.equal((await lastOf(c))?.id, older.id, 'carol hid the newest message');
+    assert.equal((await lastOf(a))?.body, 'newest, edited');
+    for (const [user, cursor, expected] of [[bob!, since.bob, null], [carol!, since.carol, older.id]] as const) {
+      const changes = (await app.request(user, 'GET', `/sync?since=${encodeURIComponent(cursor)}`)).body.data.changes;
+      const entry = changes.find((ch: any) => ch.type === 'InboxUpdated' && ch.conversation_id === id);
+      assert.equal(entry?.data.last_message?.id ?? null, expected, `user ${user}'s synced entry`);
+    }
+  });
+
+  async function cursorOf(userId: number): Promise<string> {
+    return (await app.request(userId, 'GET', '/sync')).body.data.cursor;
+  }
 });
