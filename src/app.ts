@@ -13,9 +13,11 @@ import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
+import { blockedWordEntries, blockedWords } from './chat/blocked-words.js';
 import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
 import { createFeedPruner } from './chat/feed-pruner.js';
 import { createRetentionSweeper, type RetentionSweeper } from './chat/retention.js';
+import { createErasureWorker, type ErasureWorker } from './chat/erasure.js';
 import { createMetrics } from './ops/metrics.js';
 import { memoryPresenceTracker, redisPresenceTracker } from './presence/tracker.js';
 import { pushAudience } from './push/audience.js';
@@ -65,6 +67,8 @@ export interface App {
   readonly outbox: OutboxWorker;
   /** Deletes messages past CHAT_MESSAGE_RETENTION_DAYS, a pass within a minute once listening, then hourly; null when unset. */
   readonly retention: RetentionSweeper | null;
+  /** Runs users' erasures (DELETE /users/{id}) in the background: pending ones at start, new ones within a second. */
+  readonly erasure: ErasureWorker;
   /** Start listening; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful stop: no new requests, in-flight ones finish, sockets closed with 4200 (reconnect elsewhere), then Redis and the database. */
@@ -175,6 +179,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
     sends: createSendQueue({ db: database.db, broadcaster, notifications }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
     notifications,
+    blockedWords: blockedWords(blockedWordEntries(config.limits.blockedWords)),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presenceTracker = redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs);
@@ -205,6 +210,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const feedPruner = createFeedPruner({ db: database.db, retentionSeconds: config.limits.syncRetentionSeconds, logger });
   const retentionDays = config.limits.messageRetentionDays;
   const retention = retentionDays === null ? null : createRetentionSweeper({ ctx: chat, storage, retentionDays, logger });
+  const erasure = createErasureWorker({ ctx: chat, storage, logger });
 
   const http = await buildHttpApp(
     {
@@ -259,6 +265,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     push,
     outbox,
     retention,
+    erasure,
     async listen() {
       await http.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
         throw listenStartupError(err, config.host, config.port);
@@ -266,6 +273,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       attachmentSweeper.start();
       feedPruner.start();
       retention?.start();
+      erasure.start();
       outbox.start();
       const address = http.server.address();
       return typeof address === 'object' && address ? address.port : config.port;
@@ -288,6 +296,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await attachmentSweeper.stop();
       await feedPruner.stop();
       await retention?.stop();
+      await erasure.stop();
       await redis?.close();
       await database.close();
     },

@@ -5,7 +5,7 @@ import { event, messageSentPayload, type DomainEvent } from '../events/catalog.j
 import type { Notifications } from '../notifications/index.js';
 import type { LeasedRows } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
-import { lockConversationOfMessage, lockConversations } from '../store/locks.js';
+import { lockConversationOfMessage, lockConversations, lockUsers } from '../store/locks.js';
 import {
   editBody,
   findByClientId,
@@ -122,6 +122,8 @@ type SendDeps = { db: DB; broadcaster: Broadcaster; notifications?: Notification
 /** A draft's refusal as the API answers it. */
 function refusal(result: DraftResult): ChatError {
   switch (result.outcome) {
+    case 'sender_erased':
+      return new ChatError('unauthenticated', 'This user was erased.');
     case 'not_participant':
       return notFound('Conversation');
     case 'blocked':
@@ -432,7 +434,8 @@ export async function forwardMessage(
   const { drafts, sent } = await inTransaction(ctx.db, async (trx) => {
     const unlocked = await findVisibleMessage(trx, messageId);
     if (!unlocked) throw notFound('Message');
-    // The source's conversation and every target's, in one ascending order.
+    // The sender's row first, as every send takes it (store/locks.ts), then the source's conversation and every target's, in one ascending order.
+    await lockUsers(trx, [actor.userId], 'read');
     await lockConversations(trx, [unlocked.conversation_id, ...targets]);
     const { message: source } = await requireVisibleMessage(trx, actor, messageId);
     // A forward of a forward still names the original.

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import { lockConversations } from '../store/locks.js';
 import { deleteExpired, expiredMessages } from '../store/retention.js';
-import type { ChatContext } from './context.js';
+import { SERVER, type ChatContext } from './context.js';
 import { drainFileDeletions } from './file-deletions.js';
 import { unitOfWork } from './unit-of-work.js';
 
@@ -23,8 +23,6 @@ export const RETENTION_LOCK = 7_031_982_451_006_004n;
 /** Messages per batch (one short transaction each). */
 export const RETENTION_BATCH = 500;
 const DAY_MS = 86_400_000;
-/** The background sweep acts as nobody: its events have no socket to spare. */
-const SWEEP_ACTOR = { userId: 0 };
 
 export interface RetentionSweeper {
   /** Deletes every message older than the retention at `now`, batch by batch; how many (0 when another node holds it). */
@@ -44,7 +42,7 @@ export function createRetentionSweeper(options: { ctx: ChatContext; storage: Att
     // A pass walks windows of the oldest messages; it ends at the first window with nothing past retention.
     let afterId = 0;
     for (;;) {
-      const batch = await unitOfWork(ctx, SWEEP_ACTOR, async ({ trx, inboxChanged }) => {
+      const batch = await unitOfWork(ctx, SERVER, async ({ trx, inboxChanged }) => {
         const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RETENTION_LOCK}) as locked`.execute(trx);
         if (!rows[0]?.locked) return null;
         const { expired, lastId } = await expiredMessages(trx, before, afterId, RETENTION_BATCH);

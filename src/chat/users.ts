@@ -1,6 +1,7 @@
 // Users belong to the host application: created or updated by the server key, or from a token's claims.
 import type { DB } from '../store/database.js';
 import * as users from '../store/users.js';
+import { ChatError } from './errors.js';
 import type { UserResource } from './resources.js';
 
 export type UserProfile = users.ProfileChanges;
@@ -10,12 +11,14 @@ export const USER_NAME_MAX_CHARS = 200;
 /** The longest avatar URL of a user. */
 export const USER_AVATAR_URL_MAX_CHARS = 2048;
 
-/** Insert or update a user; `created` tells which. */
+/** Insert or update a user; `created` tells which. An erased user stays erased: 409. */
 export async function upsertUser(db: DB, id: number, profile: UserProfile): Promise<{ user: UserResource; created: boolean }> {
-  return users.upsertUser(db, id, profile, new Date());
+  const result = await users.upsertUser(db, id, profile, new Date());
+  if (result.erased) throw new ChatError('conflict', 'This user was erased; their id cannot be used again.');
+  return result;
 }
 
-/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs. */
+/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs; 401 once erased. */
 export async function ensureUser(db: DB, id: number, claims: UserProfile): Promise<void> {
-  await users.ensureUser(db, id, claims, new Date());
+  if (!(await users.ensureUser(db, id, claims, new Date()))) throw new ChatError('unauthenticated', 'This user was erased.');
 }

@@ -1,6 +1,8 @@
 // Row locks, always taken in one order so that two use cases never wait on each other in a circle:
 //
-//   1. users        (ascending id)  block / unblock and find-or-create of a direct conversation
+//   1. users        (ascending id)  block / unblock and find-or-create of a direct conversation; a send (and a
+//                                   forward) share-locks its senders' rows, so a user's erasure (which takes the
+//                                   row to mark it) either follows the send or is seen by it
 //   2. conversations (ascending id) every use case that reads a rule from a conversation and then writes
 //   3. participants   (one row)    a reader's own row, after its conversation's lock, when marking read
 //   4. messages, blocks, other participants: written under the conversation's lock, never locked on their own
@@ -35,9 +37,10 @@ export async function lockConversationOfMessage(db: DB, messageId: number, mode:
 }
 
 /** Locks the users among ids that exist (ascending id); returns the ids found. */
-export async function lockUsers(db: DB, ids: readonly number[]): Promise<Set<number>> {
+export async function lockUsers(db: DB, ids: readonly number[], mode: LockMode = 'write'): Promise<Set<number>> {
   const unique = [...new Set(ids)].sort((a, b) => a - b);
-  const rows = await db.selectFrom('users').select('id').where('id', 'in', unique).orderBy('id').forNoKeyUpdate().execute();
+  const query = db.selectFrom('users').select('id').where('id', 'in', unique).orderBy('id');
+  const rows = await (mode === 'write' ? query.forNoKeyUpdate() : query.forShare()).execute();
   return new Set(rows.map((r) => r.id));
 }
 

@@ -27,13 +27,13 @@ export interface MessageDraft {
 }
 
 /**
- * What became of a draft, in the order the rules are checked: the sender is not a participant; the sender's
+ * What became of a draft, in the order the rules are checked: the sender was erased; the sender is not a participant; the sender's
  * client_message_id was used in this conversation already; messaging is blocked (a direct conversation where
  * either side blocked the other); the attachment is not the sender's own upload (forwards carry another's);
  * the message replied to is not a visible message of this conversation; the thread's root is not a visible message
  * of this conversation outside any thread; a mentioned user is not a participant.
  */
-export const DRAFT_OUTCOMES = ['written', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'thread_not_here', 'mention_not_participant'] as const;
+export const DRAFT_OUTCOMES = ['written', 'sender_erased', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'thread_not_here', 'mention_not_participant'] as const;
 export type DraftOutcome = (typeof DRAFT_OUTCOMES)[number];
 
 export interface DraftResult {

@@ -13,6 +13,8 @@ import type { DB } from './database.js';
 export interface Profile {
   readonly name: string;
   readonly avatar_url: string | null;
+  /** Erased (DELETE /users/{id}): the profile is "Deleted user" for good and the user's tokens are refused. */
+  readonly erased?: boolean;
 }
 
 /** A profile update: an absent field is left as it is. */
@@ -39,7 +41,12 @@ export function profileDiffers(changes: ProfileChanges, profile: Profile): boole
   return (changes.name !== undefined && changes.name !== profile.name) || (changes.avatar_url !== undefined && changes.avatar_url !== profile.avatar_url);
 }
 
-/** Inserts or updates a user; `created` tells which. */
+/** Forgets what this node knew of a user (their erasure): the next request of theirs reads the user again. */
+export function forgetKnownUser(db: DB, id: number): void {
+  knownUsers(db)?.delete(id);
+}
+
+/** Inserts or updates a user; `created` tells which. An erased user is left as it is: `erased` and no user. */
 export async function upsertUser(db: DB, id: number, changes: ProfileChanges, now: Date) {
   const row = await db
     .insertInto('users')
@@ -49,27 +56,37 @@ export async function upsertUser(db: DB, id: number, changes: ProfileChanges, no
         name: changes.name === undefined ? eb.ref('users.name') : eb.ref('excluded.name'),
         avatar_url: changes.avatar_url === undefined ? eb.ref('users.avatar_url') : eb.ref('excluded.avatar_url'),
         updated_at: now,
-      })),
+      })).where('users.erased_at', 'is', null),
     )
     .returning(['id', 'name', 'avatar_url', 'created_at'])
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) {
+    knownUsers(db)?.set(id, { name: '', avatar_url: null, erased: true });
+    return { erased: true as const };
+  }
   knownUsers(db)?.set(id, { name: row.name, avatar_url: row.avatar_url });
-  return { user: { id: row.id, name: row.name, avatar_url: row.avatar_url }, created: row.created_at.getTime() === now.getTime() };
+  return { user: { id: row.id, name: row.name, avatar_url: row.avatar_url }, created: row.created_at.getTime() === now.getTime(), erased: false as const };
 }
 
 /**
  * Makes sure a user exists with these changes applied: no query when they are what this node last read or
- * wrote for the user, a write straight away when they differ from it, else a read first.
+ * wrote for the user, a write straight away when they differ from it, else a read first. False when the user
+ * is erased (nothing is written).
  */
-export async function ensureUser(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<void> {
+export async function ensureUser(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<boolean> {
   const known = knownUsers(db)?.get(id);
   if (known) {
-    if (profileDiffers(changes, known)) await upsertUser(db, id, changes, now);
-    return;
+    if (known.erased) return false;
+    return profileDiffers(changes, known) ? !(await upsertUser(db, id, changes, now)).erased : true;
   }
-  const existing = await db.selectFrom('users').select(['name', 'avatar_url']).where('id', '=', id).executeTakeFirst();
-  if (!existing || profileDiffers(changes, existing)) await upsertUser(db, id, changes, now);
-  else knownUsers(db)?.set(id, existing);
+  const existing = await db.selectFrom('users').select(['name', 'avatar_url', 'erased_at']).where('id', '=', id).executeTakeFirst();
+  if (existing?.erased_at != null) {
+    knownUsers(db)?.set(id, { name: existing.name, avatar_url: existing.avatar_url, erased: true });
+    return false;
+  }
+  if (!existing || profileDiffers(changes, existing)) return !(await upsertUser(db, id, changes, now)).erased;
+  knownUsers(db)?.set(id, { name: existing.name, avatar_url: existing.avatar_url });
+  return true;
 }
 
 /** The ids among `ids` of users Parley has never seen. */

@@ -2,6 +2,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { requestErasure } from '../../chat/erasure.js';
 import { exportUser } from '../../chat/export.js';
 import { HistoryItem, UserResource } from '../../chat/resources.js';
 import type { HttpDeps } from '../deps.js';
@@ -49,5 +50,22 @@ export const complianceRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
       .type('application/json; charset=utf-8')
       .header('Content-Disposition', `attachment; filename="parley-user-${id}-export.json"`)
       .send(body as never); // a stream: sent as it is read, never serialized
+  });
+
+  app.delete('/users/:id', {
+    schema: {
+      tags,
+      summary: 'Erase a user: at once "Deleted user", tokens refused, sockets closed; the rest in the background',
+      description:
+        'messages=erase (default): every message the user sent is deleted for everyone, body and attachment file included. ' +
+        'messages=keep: their messages stay, under "Deleted user". Idempotent: asking again answers 202 and does nothing more.',
+      params: IdParams,
+      querystring: Type.Object({ messages: Type.Optional(Type.Union([Type.Literal('erase'), Type.Literal('keep')], { default: 'erase' })) }),
+      response: { 202: Type.Object({ data: Type.Object({ user_id: Id, messages: Type.Union([Type.Literal('erase'), Type.Literal('keep')]) }) }), 401: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const mode = request.query.messages ?? 'erase';
+    await requestErasure(chat, request.params.id, mode);
+    return reply.status(202).send({ data: { user_id: request.params.id, messages: mode } });
   });
 };

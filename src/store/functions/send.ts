@@ -26,6 +26,12 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
       leased json;
       waiting bigint;
     begin
+      -- Lock: the senders' rows, in ascending id (share: sends do not wait for each other; a user's erasure takes
+      -- the row to mark it, so it waits for the sends under way and the sends after it see the mark).
+      perform 1 from users
+        where id in (select (d ->> 'sender_id')::bigint from jsonb_array_elements(drafts) d)
+        order by id for share;
+
       -- Lock: the conversations written to, in ascending id (the lock order of store/locks.ts).
       perform 1 from conversations
         where id in (select (d ->> 'conversation_id')::bigint from jsonb_array_elements(drafts) d)
@@ -45,6 +51,7 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
       ),
       checked as (
         select req.*, case
+          when exists (select 1 from users s where s.id = req.sender_id and s.erased_at is not null) then 'sender_erased'
           when p.user_id is null then 'not_participant'
           when req.client_message_id is not null and exists (
             select 1 from messages m
