@@ -240,7 +240,6 @@ export interface AuditLogTable {
   details: ColumnType<Record<string, unknown>, string | undefined, never>;
 }
 
-export interface Schema {
 /** A user's erasure in progress or done (migration 015, src/store/erasure.ts). */
 export interface ErasureJobsTable {
   user_id: number;
@@ -261,6 +260,7 @@ export interface FileDeletionsTable {
   queued_at: CreatedAt;
 }
 
+export interface Schema {
   users: UsersTable;
   conversations: ConversationsTable;
   participants: ParticipantsTable;
@@ -276,9 +276,9 @@ export interface FileDeletionsTable {
   outbox: OutboxTable;
   sync_changes: SyncChangesTable;
   sync_memberships: SyncMembershipsTable;
-  message_reports: MessageReportsTable;
   erasure_jobs: ErasureJobsTable;
   file_deletions: FileDeletionsTable;
+  message_reports: MessageReportsTable;
   group_bans: GroupBansTable;
   user_bans: UserBansTable;
   audit_log: AuditLogTable;
