@@ -45,6 +45,8 @@ export interface Limits {
   readonly syncRetentionSeconds: number;
   /** CHAT_MESSAGE_RETENTION_DAYS: messages older than this many days are deleted; null: kept forever. */
   readonly messageRetentionDays: number | null;
+  /** CHAT_BLOCKED_WORDS as given (words, or `@/path` to a file of them); null: none (chat/blocked-words.ts). */
+  readonly blockedWords: string | null;
   /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
   readonly typingPerMinute: number;
@@ -294,6 +296,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
       syncRetentionSeconds: v.CHAT_SYNC_RETENTION_S,
       messageRetentionDays: v.CHAT_MESSAGE_RETENTION_DAYS,
+      blockedWords: v.CHAT_BLOCKED_WORDS,
       sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
       heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,

@@ -3,6 +3,7 @@ import type { Limits } from '../config.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../notifications/index.js';
 import type { DB } from '../store/database.js';
+import type { BlockedWords } from './blocked-words.js';
 import type { SendQueue } from './messages.js';
 import type { RateLimiter } from './rate-limits.js';
 
@@ -15,6 +16,8 @@ export interface ChatContext {
   readonly sends: SendQueue;
   /** The outbox rows (webhooks, push) of each action, written in its transaction (src/notifications). */
   readonly notifications?: Notifications;
+  /** CHAT_BLOCKED_WORDS: checked on every message and edit (none when absent). */
+  readonly blockedWords?: BlockedWords;
 }
 
 /** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */

@@ -33,6 +33,7 @@ import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
 import { replyEvents, threadReplySentPayload, threadUpdated } from './threads.js';
 import { changesOf, unitOfWork, type Work } from './unit-of-work.js';
+import { userBannedError } from './user-bans.js';
 import type { HistoryItem, MessageResource } from './resources.js';
 
 export interface SendInput {
@@ -67,6 +68,7 @@ function normalizeBody(ctx: ChatContext, body: string | null | undefined): strin
   if ([...body].length > ctx.limits.bodyMaxChars) {
     throw invalid('body', `The body may have at most ${ctx.limits.bodyMaxChars} characters.`);
   }
+  ctx.blockedWords?.check(body);
   return body;
 }
 
@@ -136,6 +138,12 @@ function refusal(result: DraftResult): ChatError {
       return invalid('thread_id', 'The thread must be a message of this conversation that is not itself a reply in a thread.');
     case 'mention_not_participant':
       return invalid('mentioned_user_ids', 'Every mentioned user must be a participant of the conversation.');
+    case 'user_banned':
+      return userBannedError();
+    case 'frozen':
+      return forbidden('frozen', 'This group is frozen: only its owner and admins may send.');
+    case 'slow_mode':
+      return new ChatError('slow_mode', 'This group is in slow mode: wait before sending again.', { retryAfterSeconds: result.retry_after ?? 1 });
     default:
       return new ChatError('conflict', `The message could not be written (${result.outcome}).`);
   }

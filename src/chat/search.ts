@@ -39,7 +39,7 @@ export function fold(text: string): string {
 }
 
 /** A word as the highlighting sees it: a run of letters, digits and marks. */
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+export const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /** The folded words of a search (runs of letters and digits), for highlighting. */
 export function searchWords(q: string): string[] {

@@ -465,6 +465,12 @@ export const SETTINGS = {
       return /^\d*\.?\d+$/.test(raw.trim()) && Number.isFinite(value) && value > 0 ? value : undefined;
     },
   } satisfies Setting<number | null>,
+  CHAT_BLOCKED_WORDS: text({
+    default: null,
+    defaultText: 'unset: no word is blocked',
+    meaning:
+      'Words (or phrases) no message or edit may contain as whole words, compared as search compares them (case and accents aside): comma-separated, or `@/path/to/file` naming a file of them, one a line or comma-separated. Refused with 422 `blocked_word`.',
+  }),
   CHAT_REQUEST_TIMEOUT_S: positive({
     unit: 'seconds',
     default: 30,

@@ -31,9 +31,12 @@ export interface MessageDraft {
  * client_message_id was used in this conversation already; messaging is blocked (a direct conversation where
  * either side blocked the other); the attachment is not the sender's own upload (forwards carry another's);
  * the message replied to is not a visible message of this conversation; the thread's root is not a visible message
- * of this conversation outside any thread; a mentioned user is not a participant.
+ * of this conversation outside any thread; a mentioned user is not a participant. Moderation's rules (v1.2), after
+ * `duplicate` (a retry of a message written before still answers it): the sender, or the other person of a direct
+ * conversation, is banned from the service (`user_banned`); a member sends to a frozen group (`frozen`); and last,
+ * a member sends within their group's slow mode window, or a second time in one batch (`slow_mode`).
  */
-export const DRAFT_OUTCOMES = ['written', 'sender_erased', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'thread_not_here', 'mention_not_participant'] as const;
+export const DRAFT_OUTCOMES = ['written', 'sender_erased', 'not_participant', 'duplicate', 'blocked', 'attachment_not_yours', 'reply_not_here', 'thread_not_here', 'mention_not_participant', 'user_banned', 'frozen', 'slow_mode'] as const;
 export type DraftOutcome = (typeof DRAFT_OUTCOMES)[number];
 
 export interface DraftResult {
@@ -42,6 +45,8 @@ export interface DraftResult {
   readonly id: number | null;
   /** The sender's profile when written (a plain message's resource needs nothing else). */
   readonly sender: { id: number; name: string; avatar_url: string | null } | null;
+  /** slow_mode: the seconds until the sender may send again. */
+  readonly retry_after?: number;
 }
 
 export interface WrittenMessages {
@@ -137,7 +142,7 @@ interface SendAnswer {
 }
 
 interface WrittenAnswer {
-  results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null }[];
+  results: { outcome: Exclude<DraftOutcome, 'written'> | 'ok'; id: number | null; name: string | null; avatar_url: string | null; retry_after: number | null }[];
   conversations: (Omit<Conversation, 'last_activity_at' | 'created_at' | 'updated_at'> & { last_activity_at: string; created_at: string; updated_at: string })[];
   readers: { c: number; u: number; n: number; r: JsonTime; m: number; mu: boolean; mt: JsonTime }[];
   mentions: { m: number; u: number }[];
@@ -147,7 +152,7 @@ interface WrittenAnswer {
 
 function writtenMessages(drafts: readonly MessageDraft[], now: Date, written: WrittenAnswer): WrittenMessages {
   const results = written.results.map((r, i): DraftResult => {
-    if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null };
+    if (r.outcome !== 'ok') return { outcome: r.outcome, id: null, sender: null, ...(r.retry_after !== null ? { retry_after: r.retry_after } : {}) };
     return { outcome: 'written', id: r.id, sender: { id: drafts[i]!.sender_id, name: r.name!, avatar_url: r.avatar_url } };
   });
   const conversations = new Map<number, Conversation>();

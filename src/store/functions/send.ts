@@ -49,7 +49,7 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
           forwarded_from_message_id bigint, forwarded_from_conversation_id bigint, forwarded_from_sender_id bigint,
           client_message_id text, mentioned_user_ids bigint[], thread_id bigint)
       ),
-      checked as (
+      judged as (
         select req.*, case
           when exists (select 1 from users s where s.id = req.sender_id and s.erased_at is not null) then 'sender_erased'
           when p.user_id is null then 'not_participant'
@@ -57,6 +57,13 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
             select 1 from messages m
             where m.conversation_id = req.conversation_id and m.sender_id = req.sender_id and m.client_message_id = req.client_message_id
           ) then 'duplicate'
+          -- Moderation: a sender banned from the service, or a direct message to a user who is; a frozen group.
+          when exists (
+            select 1 from user_bans ub
+            where (ub.until is null or ub.until > sent_at) and (ub.user_id = req.sender_id or (c.type = 'direct' and ub.user_id in (
+              select o.user_id from participants o where o.conversation_id = req.conversation_id and o.user_id <> req.sender_id)))
+          ) then 'user_banned'
+          when c.frozen and p.role = 'member' then 'frozen'
           when c.type = 'direct' and exists (
             select 1 from participants o
             join blocks b on (b.blocker_id = req.sender_id and b.blocked_id = o.user_id) or (b.blocker_id = o.user_id and b.blocked_id = req.sender_id)
@@ -76,10 +83,24 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
             select 1 from unnest(coalesce(req.mentioned_user_ids, '{}')) mentioned(user_id)
             where not exists (select 1 from participants mp where mp.conversation_id = req.conversation_id and mp.user_id = mentioned.user_id)
           ) then 'mention_not_participant'
-          else 'ok' end as outcome
+          -- Slow mode: a member's last send is less than the group's window ago.
+          when c.slow_mode_s > 0 and p.role = 'member' and p.last_sent_at > sent_at - make_interval(secs => c.slow_mode_s) then 'slow_mode'
+          else 'ok' end as first_outcome,
+          -- Slow mode holds for this draft: a member of a group in slow mode.
+          coalesce(c.slow_mode_s > 0 and p.role = 'member', false) as slowed,
+          c.slow_mode_s,
+          p.last_sent_at
         from req
         left join conversations c on c.id = req.conversation_id
         left join participants p on p.conversation_id = req.conversation_id and p.user_id = req.sender_id
+      ),
+      -- Slow mode within the batch: of a member's drafts to one group, the first that passes goes, the others wait.
+      checked as (
+        select j.*, case
+          when j.first_outcome = 'ok' and j.slowed and count(*) filter (where j.first_outcome = 'ok')
+            over (partition by j.conversation_id, j.sender_id order by j.ord rows between unbounded preceding and 1 preceding) > 0
+          then 'slow_mode' else j.first_outcome end as outcome
+        from judged j
       ),
       -- Ids drawn in the drafts' order (the sorted subquery is read in order): a conversation's order is the drafts'.
       numbered as (
@@ -152,8 +173,11 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         from latest where c.id = latest.conversation_id
         returning c.*
       ),
+      -- Who sent to a group in slow mode: their last send is now (for the next send's check).
+      slowed_senders as (select distinct c.conversation_id, c.sender_id from ins join checked c on c.conversation_id = ins.conversation_id and c.sender_id = ins.sender_id where c.slowed),
       readers as (
-        update participants p set unread_count = p.unread_count + x.added, unread_mention_count = p.unread_mention_count + x.mentioned
+        update participants p set unread_count = p.unread_count + x.added, unread_mention_count = p.unread_mention_count + x.mentioned,
+          last_sent_at = case when (p.conversation_id, p.user_id) in (select conversation_id, sender_id from slowed_senders) then sent_at else p.last_sent_at end
         from (
           select p2.conversation_id, p2.user_id,
             count(ins.id) filter (where ins.sender_id <> p2.user_id) as added,
@@ -166,6 +190,13 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         ) x
         where p.conversation_id = x.conversation_id and p.user_id = x.user_id
         returning p.conversation_id, p.user_id, p.unread_count, p.last_read_at, p.unread_mention_count, p.muted, p.muted_until
+      ),
+      -- The same for senders whose conversation the readers' update does not touch (only thread replies were sent there).
+      slowed_repliers as (
+        update participants p set last_sent_at = sent_at
+        from slowed_senders s
+        where p.conversation_id = s.conversation_id and p.user_id = s.sender_id
+          and s.conversation_id not in (select conversation_id from latest)
       ),
       -- Each message's recipients: its conversation's participants but its sender (gathered once per conversation).
       participants_of as (
@@ -239,6 +270,8 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
       select json_build_object(
         'results', (select coalesce(json_agg(json_build_object(
             'outcome', case when c.outcome = 'ok' and i.id is null then 'duplicate' else c.outcome end,
+            'retry_after', case when c.outcome = 'slow_mode' then greatest(1, ceil(case when c.first_outcome = 'slow_mode'
+              then extract(epoch from c.last_sent_at + make_interval(secs => c.slow_mode_s) - sent_at) else c.slow_mode_s end))::int end,
             'id', i.id, 'name', u.name, 'avatar_url', u.avatar_url) order by c.ord), '[]')
           from checked c
           left join numbered n using (ord)
