@@ -61,6 +61,16 @@ const OPERATIONS: [string, string][] = [
   ['post', '/broadcasting/user-auth'],
   ['put', '/users/{id}'],
   ['post', '/users/{id}/tokens'],
+  // Moderation (v1.2)
+  ['post', '/messages/{id}/report'],
+  ['post', '/groups/{id}/bans'],
+  ['get', '/groups/{id}/bans'],
+  ['delete', '/groups/{id}/bans/{user_id}'],
+  ['get', '/moderation/reports'],
+  ['post', '/moderation/reports/{id}/resolve'],
+  ['put', '/users/{id}/ban'],
+  ['delete', '/users/{id}/ban'],
+  ['get', '/audit'],
 ];
 
 describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {
