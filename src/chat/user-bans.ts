@@ -2,8 +2,7 @@
 // sockets close on every node at the ban's commit, and nobody may message them (the send function refuses a
 // direct message to them, and any message of theirs). Lifted by unbanning or when `until` passes.
 import { recordAudit } from '../store/audit.js';
-import type { DB } from '../store/database.js';
-import { activeUserBan, deleteUserBan, upsertUserBan, type UserBan } from '../store/user-bans.js';
+import { deleteUserBan, upsertUserBan, type UserBan } from '../store/user-bans.js';
 import { missingUsers } from '../store/users.js';
 import { SERVER, type ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
@@ -18,11 +17,6 @@ export interface UserBanView {
 }
 
 export const userBannedError = (): ChatError => new ChatError('user_banned', 'This user is banned from the service.');
-
-/** 403 user_banned for a user whose ban is in force (every authenticated request asks). */
-export async function refuseIfBanned(db: DB, userId: number): Promise<void> {
-  if (await activeUserBan(db, userId, new Date())) throw userBannedError();
-}
 
 /** Bans a user inside a unit of work: the ban, its audit entry (actor_id null: the server key), their sockets closed after the commit. */
 export async function banUserIn(work: Work, ban: UserBan, now: Date): Promise<UserBanView> {

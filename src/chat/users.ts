@@ -2,6 +2,7 @@
 import type { DB } from '../store/database.js';
 import * as users from '../store/users.js';
 import { ChatError } from './errors.js';
+import { userBannedError } from './user-bans.js';
 import type { UserResource } from './resources.js';
 
 export type UserProfile = users.ProfileChanges;
@@ -18,7 +19,14 @@ export async function upsertUser(db: DB, id: number, profile: UserProfile): Prom
   return result;
 }
 
-/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs; 401 once erased. */
+/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs (never once erased). */
 export async function ensureUser(db: DB, id: number, claims: UserProfile): Promise<void> {
-  if (!(await users.ensureUser(db, id, claims, new Date()))) throw new ChatError('unauthenticated', 'This user was erased.');
+  await users.ensureUser(db, id, claims, new Date());
+}
+
+/** Every authenticated request asks: 401 for an erased user, 403 user_banned for a user whose service ban is in force. */
+export async function refuseBarredUser(db: DB, id: number): Promise<void> {
+  const { erased, banned } = await users.userStanding(db, id, new Date());
+  if (erased) throw new ChatError('unauthenticated', 'This user was erased.');
+  if (banned) throw userBannedError();
 }

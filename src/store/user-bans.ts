@@ -1,5 +1,5 @@
 // Users banned from the whole service (v1.2), until `until` (null: until unbanned). Read on every authenticated
-// request (http/auth.ts) and by the send function (store/functions/send.ts), so a ban holds on every node from
+// request (http/auth.ts, through store/users.ts userStanding) and by the send function (store/functions/send.ts), so a ban holds on every node from
 // its commit.
 import type { DB } from './database.js';
 
@@ -25,12 +25,3 @@ export async function deleteUserBan(db: DB, userId: number, now: Date): Promise<
   return rows.some((r) => r.until === null || r.until > now);
 }
 
-/** The user's ban in force at `now`, if any. */
-export async function activeUserBan(db: DB, userId: number, now: Date): Promise<UserBan | undefined> {
-  return db
-    .selectFrom('user_bans')
-    .select(['user_id', 'reason', 'until'])
-    .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('until', 'is', null), eb('until', '>', now)]))
-    .executeTakeFirst();
-}

@@ -89,6 +89,23 @@ export async function ensureUser(db: DB, id: number, changes: ProfileChanges, no
   return true;
 }
 
+/**
+ * Whether the user is erased, and whether a service ban holds at `now`: read on every authenticated request
+ * (http/auth.ts) and never cached, so an erasure and a ban hold on every node from their commit. Neither for a
+ * user not yet stored.
+ */
+export async function userStanding(db: DB, id: number, now: Date): Promise<{ erased: boolean; banned: boolean }> {
+  const row = await db
+    .selectFrom('users as u')
+    .select((eb) => [
+      eb('u.erased_at', 'is not', null).as('erased'),
+      eb.exists(eb.selectFrom('user_bans as b').select('b.user_id').whereRef('b.user_id', '=', 'u.id').where((w) => w.or([w('b.until', 'is', null), w('b.until', '>', now)]))).as('banned'),
+    ])
+    .where('u.id', '=', id)
+    .executeTakeFirst();
+  return { erased: row?.erased === true, banned: row?.banned === true };
+}
+
 /** The ids among `ids` of users Parley has never seen. */
 export async function missingUsers(db: DB, ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
