@@ -71,6 +71,9 @@ const OPERATIONS: [string, string][] = [
   ['put', '/users/{id}/ban'],
   ['delete', '/users/{id}/ban'],
   ['get', '/audit'],
+  // Compliance (v1.2)
+  ['get', '/users/{id}/export'],
+  ['delete', '/users/{id}'],
 ];
 
 describe(`openapi (${DATABASES[0] ?? 'pglite'})`, () => {

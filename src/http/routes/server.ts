@@ -18,7 +18,8 @@ export const serverRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
         name: Type.String({ maxLength: USER_NAME_MAX_CHARS }),
         avatar_url: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: USER_AVATAR_URL_MAX_CHARS })])),
       }),
-      response: { 200: Data(UserResource), 201: Data(UserResource), ...serverErrors },
+      // 409: the user was erased (DELETE /users/{id}); an erased id stays erased.
+      response: { 200: Data(UserResource), 201: Data(UserResource), 409: ErrorBody, ...serverErrors },
     },
   }, async (request, reply) => {
     const { user, created } = await upsertUser(chat.db, request.params.id, request.body);
