@@ -2,7 +2,7 @@
 // app); the host app's backend reads the queue and resolves each report once: dismiss it, delete the message for
 // everyone, or ban its sender from the service. Each a unit of work under the message's conversation lock.
 import { recordAudit } from '../store/audit.js';
-import { lockConversationOfMessage } from '../store/locks.js';
+import { lockConversationOfMessage, lockUsers } from '../store/locks.js';
 import { findVisibleMessage } from '../store/messages.js';
 import { findMembership } from '../store/participants.js';
 import { loadHistoryItems, userResource } from '../store/read-model.js';
@@ -92,6 +92,9 @@ export async function resolve(ctx: ChatContext, reportId: number, action: Report
   if (!unlocked) throw notFound('Report');
   const now = new Date();
   const resolved = await unitOfWork(ctx, SERVER, async (work) => {
+    // A ban takes the sender's row before the conversation's (the lock order; banUserIn).
+    const sender = action === 'ban_user' ? await reportedSenderId(work.trx, reportId) : null;
+    if (sender !== null) await lockUsers(work.trx, [sender]);
     // The message's conversation, locked: the report is resolved once, and its message deleted once.
     await lockConversationOfMessage(work.trx, unlocked.message_id, 'write');
     const report = await resolveReport(work.trx, reportId, action, now);
@@ -102,7 +105,7 @@ export async function resolve(ctx: ChatContext, reportId: number, action: Report
       const message = await findVisibleMessage(work.trx, report.message_id);
       if (message) await deleteForEveryone(work, message, now); // deleted already: nothing more to do
     } else {
-      await banUserIn(work, { user_id: await reportedSenderId(work.trx, report.id), reason: `report ${report.id}: ${report.reason}`, until: null }, now);
+      await banUserIn(work, { user_id: sender!, reason: `report ${report.id}: ${report.reason}`, until: null }, now);
     }
     return report;
   });

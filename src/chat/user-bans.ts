@@ -3,7 +3,7 @@
 // direct message to them, and any message of theirs). Lifted by unbanning or when `until` passes.
 import { recordAudit } from '../store/audit.js';
 import { deleteUserBan, upsertUserBan, type UserBan } from '../store/user-bans.js';
-import { missingUsers } from '../store/users.js';
+import { lockUsers } from '../store/locks.js';
 import { SERVER, type ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
 import { futureUntil } from './group-bans.js';
@@ -18,8 +18,14 @@ export interface UserBanView {
 
 export const userBannedError = (): ChatError => new ChatError('user_banned', 'This user is banned from the service.');
 
-/** Bans a user inside a unit of work: the ban, its audit entry (actor_id null: the server key), their sockets closed after the commit. */
+/**
+ * Bans a user inside a unit of work: the ban, its audit entry (actor_id null: the server key), their sockets closed
+ * after the commit. It takes the user's row first (store/locks.ts: a caller that locks a conversation too takes this
+ * row before it): each send share-locks its sender's row, so the sends under way commit before the ban, and those
+ * that follow see it. 404 for a user never seen.
+ */
 export async function banUserIn(work: Work, ban: UserBan, now: Date): Promise<UserBanView> {
+  if (!(await lockUsers(work.trx, [ban.user_id])).has(ban.user_id)) throw notFound('User');
   const saved = await upsertUserBan(work.trx, ban, now);
   await recordAudit(work.trx, { actor_id: null, action: 'user_banned', target_user_id: ban.user_id, details: { reason: saved.reason, until: isoOrNull(saved.until) } });
   work.disconnect(ban.user_id);
@@ -29,7 +35,6 @@ export async function banUserIn(work: Work, ban: UserBan, now: Date): Promise<Us
 export async function banUser(ctx: ChatContext, userId: number, input: { reason?: string | null; until?: string | null }): Promise<UserBanView> {
   const now = new Date();
   const until = futureUntil(input.until, now);
-  if ((await missingUsers(ctx.db, [userId])).length > 0) throw notFound('User');
   return unitOfWork(ctx, SERVER, (work) => banUserIn(work, { user_id: userId, reason: input.reason ?? null, until }, now));
 }
 
