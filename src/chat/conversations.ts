@@ -1,5 +1,6 @@
 // The inbox, a single conversation, and find-or-create of direct conversations.
 import { findDirect, inboxPage, insertDirect, type InboxPosition } from '../store/conversations.js';
+import { isErased } from '../store/erasure.js';
 import { lockUsers } from '../store/locks.js';
 import { ownLastMessages } from '../store/own-state.js';
 import { conversationView, loadSharedConversations, type SharedConversation } from '../store/read-model.js';
@@ -90,7 +91,8 @@ export async function openDirect(
   if (otherUserId === actor.userId) throw invalid('user_id', 'A direct conversation needs another user.');
   const { id, created } = await unitOfWork(ctx, actor, async ({ trx, inboxChanged }) => {
     const found = await lockUsers(trx, [actor.userId, otherUserId]);
-    if (!found.has(otherUserId)) throw notFound('User');
+    // An erased user is nobody to talk to (their row is locked: an erasure is committed or waits).
+    if (!found.has(otherUserId) || (await isErased(trx, otherUserId))) throw notFound('User');
     await refuseIfBlocked(trx, actor.userId, otherUserId);
     // The unique direct_key makes two simultaneous opens (on any node) agree on one conversation.
     const createdId = await insertDirect(trx, actor.userId, otherUserId, new Date());

@@ -106,10 +106,10 @@ export async function userStanding(db: DB, id: number, now: Date): Promise<{ era
   return { erased: row?.erased === true, banned: row?.banned === true };
 }
 
-/** The ids among `ids` of users Parley has never seen. */
+/** The ids among `ids` of users Parley has never seen, or has erased (nobody may add them anywhere). */
 export async function missingUsers(db: DB, ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('users').select('id').where(idIn('id', ids)).execute();
+  const rows = await db.selectFrom('users').select('id').where(idIn('id', ids)).where('erased_at', 'is', null).execute();
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id) => !found.has(id));
 }

@@ -15,6 +15,7 @@ import { scrubbed } from '../../src/chat/erasure.js';
 import { localDiskStorage } from '../../src/store/attachment-storage.js';
 import { until } from '../../testkit/wait.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
+import { EchoClients } from '../support/echo.js';
 import { assertError, call, conversation, direct, group, history, newUsers, register, send, upload } from './helpers.js';
 
 /** A webhook receiver that refuses (500) until `accept` is set: the rows it refuses stay queued in the outbox. */
@@ -64,11 +65,13 @@ for (const database of DATABASES) {
   describe(`erasure (${database})`, { timeout: 120_000 }, () => {
     let app: TestApp;
     let hooks: Awaited<ReturnType<typeof webhookReceiver>>;
+    const clients = new EchoClients(() => app);
     before(async () => {
       hooks = await webhookReceiver();
       app = await startTestApp({ database, env: { CHAT_WEBHOOK_URLS: hooks.url } });
     });
     after(async () => {
+      await clients.disconnectAll();
       await app?.close();
       await hooks?.close();
     });
@@ -113,6 +116,9 @@ for (const database of DATABASES) {
       assert.equal((await app.request(vera!, 'PUT', `/conversations/${dm}/mute`, { until: null })).status, 200);
       const finnBefore = await conversation(app, finn!, dm);
       assert.equal(finnBefore.unread_count, 1);
+      const veraSocket = await clients.connect(vera!, { token: await app.token(vera!, name) });
+      await veraSocket.subscribeUser();
+      const finnSocket = await clients.listening(finn!, [dm]);
 
       const erased = await server('DELETE', `/users/${vera}`);
       assert.equal(erased.status, 202, JSON.stringify(erased.body));
@@ -120,8 +126,15 @@ for (const database of DATABASES) {
       // At once: their tokens are refused, their profile is gone.
       assertError(await app.request(vera!, 'GET', '/conversations'), 401, 'unauthenticated');
       assertError(await call(app, await app.token(vera!, name), 'GET', '/blocks'), 401, 'unauthenticated');
+      const connection = veraSocket.echo.connector.pusher.connection;
+      await until(() => connection.state !== 'connected', 10_000, () => `their socket is still ${connection.state}`);
+      // Nobody may start a conversation with them or add them to a group.
+      assertError(await app.request(finn!, 'POST', '/conversations', { user_id: vera }), 404, 'not_found');
+      assertError(await app.request(ada!, 'POST', `/groups/${team}/participants`, { user_ids: [vera] }), 422);
       await erasedWithin(vera!, 30_000);
 
+      // Live: the other person hears each deletion.
+      await finnSocket.waitFor('MessageDeleted', (p) => p.id === first.id);
       // Groups: left, the admin now owns the team.
       const teamView = await conversation(app, ada!, team);
       assert.deepEqual(teamView.participants_preview.map((p: any) => [p.id, p.role]).sort(), [[ada, 'owner'], [max, 'member']].sort());
