@@ -47,9 +47,9 @@ export async function listThreadReplies(
   rootId: number,
   options: { before?: number; after?: number; limit: number },
 ): Promise<Page<HistoryItem>> {
-  await requireRoot(ctx.db, actor, rootId);
+  const root = await requireRoot(ctx.db, actor, rootId);
   if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
-  const ids = await pageMessageIds(ctx.db, { threadId: rootId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
+  const ids = await pageMessageIds(ctx.db, { conversationId: root.conversation_id, threadId: rootId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
   const page = ids.slice(0, options.limit);
   const items = await loadHistoryItems(ctx.db, page);
   const data = page.flatMap((id) => items.get(id) ?? []).sort((a, b) => b.id - a.id);

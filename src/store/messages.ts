@@ -205,28 +205,19 @@ export async function findVisibleMessage(db: DB, messageId: number): Promise<Mes
 }
 
 /**
- * A page of visible message ids that the viewer may see, before (older) or after (newer) a message id: of a
- * conversation's history (`conversationId`: replies in threads are not part of it) or of a thread (`threadId`).
+ * A page of visible message ids that the viewer may see, before (older, newest first) or after (newer, oldest first)
+ * a message id: of a conversation's history (replies in threads are not part of it) or of a thread (`threadId`, in
+ * its conversation `conversationId`). One statement: the database function parley_message_page
+ * (store/functions/message-page.ts), which reads the page along the scope's index whatever the planner believes.
  */
 export async function pageMessageIds(
   db: DB,
-  scope: { conversationId: number } | { threadId: number },
+  scope: { conversationId: number; threadId?: number },
   options: { before?: number; after?: number; limit: number; viewerId: number },
 ): Promise<number[]> {
-  const forward = options.after !== undefined;
-  let query = db
-    .selectFrom('messages')
-    .select('id')
-    .where('deleted_at', 'is', null)
-    .where(ownMessageFilter(options.viewerId))
-    .orderBy('id', forward ? 'asc' : 'desc')
-    .limit(options.limit);
-  query = 'threadId' in scope
-    ? query.where('thread_id', '=', scope.threadId)
-    : query.where('conversation_id', '=', scope.conversationId).where('thread_id', 'is', null);
-  if (options.before !== undefined) query = query.where('id', '<', options.before);
-  if (options.after !== undefined) query = query.where('id', '>', options.after);
-  return (await query.execute()).map((r) => Number(r.id));
+  const { rows } = await sql<{ id: string }>`select id from parley_message_page(${scope.threadId ?? null}::bigint, ${scope.conversationId}::bigint,
+    ${options.viewerId}::bigint, ${options.before ?? null}::bigint, ${options.after ?? null}::bigint, ${options.limit}::int) as page(id)`.execute(db);
+  return rows.map((r) => Number(r.id));
 }
 
 /** Sets a visible message's body; false when it is deleted (or gone) by now. */

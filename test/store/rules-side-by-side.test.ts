@@ -6,12 +6,15 @@
 // cache of one definition, the recount (store/messages.ts, countUnread: visible messages after the read position
 // that others sent, and those that mention the reader); after a seeded mix of them, every counter equals it. And
 // threads: the send function grows each thread's counts and repliers as it writes replies; a reply's delete
-// recounts them (store/threads.ts, recountThread); after bursts of replies, both give the same thread.
+// recounts them (store/threads.ts, recountThread); after bursts of replies, both give the same thread. And pages:
+// history and thread pages are read by a database function (store/functions/message-page.ts) that applies the
+// viewer's clear and hides as ownMessageFilter (store/own-state.ts) does for every other read.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChatError } from '../../src/chat/errors.js';
 import { refuseIfDirectBlocked, requireParticipant } from '../../src/chat/access.js';
-import { countUnread, writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { countUnread, pageMessageIds, writeMessages, type MessageDraft } from '../../src/store/messages.js';
+import { ownMessageFilter } from '../../src/store/own-state.js';
 import { recountThread } from '../../src/store/threads.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, group, newUsers, register, send } from '../http/helpers.js';
@@ -179,6 +182,38 @@ for (const database of DATABASES) {
           { reply_count: recount.reply_count, last_reply_at: recount.last_reply_at, repliers: [...recount.repliers] },
           `thread ${root.id}`,
         );
+      }
+    });
+
+    test('pages: the page function (history and threads, both ways) lists exactly what ownMessageFilter lets the viewer see', async () => {
+      const [alice, bob] = newUsers(2);
+      await register(app, alice!, bob!);
+      const team = await group(app, alice!, [bob!]);
+      const root = await send(app, alice!, team, 'root');
+      const random = prng(20261128);
+      const ids: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        const inThread = random.next() < 0.5;
+        ids.push((await send(app, random.pick([alice!, bob!]), team, { body: `message ${i}`, ...(inThread ? { thread_id: root.id } : {}) })).id);
+        if (i === 12) assert.equal((await app.request(bob!, 'POST', `/conversations/${team}/clear`)).status, 200);
+      }
+      for (const id of ids.filter(() => random.next() < 0.2)) await app.request(bob!, 'DELETE', `/messages/${id}?for=me`);
+      for (const id of ids.filter(() => random.next() < 0.1)) await app.request(alice!, 'DELETE', `/messages/${id}`);
+      const db = app.app.database.db;
+      for (const viewer of [alice!, bob!]) {
+        for (const threadId of [undefined, root.id]) {
+          const bounds: { before?: number; after?: number }[] = [{}, { before: ids[25]! }, { after: ids[5]! }, { after: 0 }];
+          for (const bound of bounds) {
+            const forward = bound.after !== undefined;
+            let reference = db.selectFrom('messages').select('id').where('deleted_at', 'is', null).where(ownMessageFilter(viewer)).orderBy('id', forward ? 'asc' : 'desc').limit(7);
+            reference = threadId === undefined ? reference.where('conversation_id', '=', team).where('thread_id', 'is', null) : reference.where('thread_id', '=', threadId);
+            if (bound.before !== undefined) reference = reference.where('id', '<', bound.before);
+            if (bound.after !== undefined) reference = reference.where('id', '>', bound.after);
+            const expected = (await reference.execute()).map((r) => Number(r.id));
+            const got = await pageMessageIds(db, { conversationId: team, threadId }, { ...bound, limit: 7, viewerId: viewer });
+            assert.deepEqual(got, expected, `viewer ${viewer}, thread ${threadId}, ${JSON.stringify(bound)}`);
+          }
+        }
       }
     });
   });

@@ -5,12 +5,16 @@
 // file: a full `create or replace` definition.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { MESSAGE_PAGE } from './message-page.js';
 import { SEND } from './send.js';
 
 // Earlier releases' send functions (parley_send_messages, parley_send_messages_with_outbox) are no longer
 // defined here but are left in the database, unchanged, for nodes of the previous release during a rolling
 // upgrade; nothing of this release calls them.
-export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [{ name: 'parley_send', sql: SEND }];
+export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
+  { name: 'parley_send', sql: SEND },
+  { name: 'parley_message_page', sql: MESSAGE_PAGE },
+];
 
 /** The advisory lock key of applying definitions (any bigint unique to it). */
 const DEFINITIONS_LOCK = 7_031_982_451_006_003n;
