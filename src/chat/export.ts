@@ -6,44 +6,47 @@ import type { DB } from '../store/database.js';
 import {
   blocksPage,
   conversationsPage,
-  mutesPage,
-  pinnedConversationsPage,
+  participationsPage,
   pinnedMessagesPage,
   pushSubscriptionsPage,
   reactionsPage,
-  readsPage,
   sentMessageIdsPage,
 } from '../store/export.js';
-import { loadHistoryItems } from '../store/read-model.js';
+import { loadHistoryItems, mutedAt } from '../store/read-model.js';
 import { isoOrNull } from './resources.js';
 import { notFound } from './errors.js';
 
 /** The document's keys, in the order written. */
 export const EXPORT_KEYS = ['user', 'conversations', 'messages', 'reactions', 'reads', 'blocks', 'mutes', 'pins', 'push_subscriptions'] as const;
 
-/** Pages of one part: each page's items (JSON-ready) and the key to read the next page after; an empty page ends it. */
-type Pager<K> = (after: K) => Promise<{ items: unknown[]; last: K }>;
+/** Pages of one part: each page's items (JSON-ready, maybe none) and the key to read the next page after; null at the end. */
+type Pager<K> = (after: K) => Promise<{ items: unknown[]; last: K } | null>;
 
-/** A JSON array written page by page: "[", the items with commas between them, "]". */
-async function* jsonArray<K>(first: K, next: Pager<K>): AsyncGenerator<string> {
+/** One part of an array: its pages of items, read one after the other from `first`. */
+type Part = () => AsyncGenerator<unknown[]>;
+const part = <K>(first: K, next: Pager<K>): Part =>
+  async function* pages() {
+    for (let after = first, page = await next(after); page !== null; after = page.last, page = await next(after)) yield page.items;
+  };
+
+/** A JSON array written page by page, of one part or of several one after the other: "[", the items with commas between them, "]". */
+async function* jsonArray(...parts: Part[]): AsyncGenerator<string> {
   yield '[';
-  let after = first;
   let written = 0;
-  for (;;) {
-    const { items, last } = await next(after);
-    if (items.length === 0) break;
-    yield (written > 0 ? ',' : '') + items.map((item) => JSON.stringify(item)).join(',');
-    written += items.length;
-    after = last;
+  for (const pages of parts) {
+    for await (const items of pages()) {
+      if (items.length > 0) yield (written > 0 ? ',' : '') + items.map((item) => JSON.stringify(item)).join(',');
+      written += items.length;
+    }
   }
   yield ']';
 }
 
-/** Keyed by a number (an id): the page's last item's key. */
+/** Keyed by a number (an id): the page's last row's key; `map` gives a row's item, or null to leave it out. */
 const byId = <T>(page: (after: number) => Promise<T[]>, key: (row: T) => number, map: (row: T) => unknown): Pager<number> =>
   async (after) => {
     const rows = await page(after);
-    return { items: rows.map(map), last: rows.length > 0 ? key(rows.at(-1)!) : after };
+    return rows.length === 0 ? null : { items: rows.map(map).filter((item) => item !== null), last: key(rows.at(-1)!) };
   };
 
 /**
@@ -56,56 +59,52 @@ export async function* exportUser(db: DB, userId: number, now: Date = new Date()
   yield `{"user":${JSON.stringify({ id: user.id, name: user.name, avatar_url: user.avatar_url })}`;
 
   yield ',"conversations":';
-  yield* jsonArray(0, byId((after) => conversationsPage(db, userId, after), (c) => c.id, (c) => ({
+  yield* jsonArray(part(0, byId((after) => conversationsPage(db, userId, after), (c) => c.id, (c) => ({
     id: c.id, type: c.type, name: c.name, role: c.role, joined_at: c.joined_at.toISOString(),
-  })));
+  }))));
 
   // The messages they sent, as history items (attachment URLs included), oldest first.
   yield ',"messages":';
-  yield* jsonArray(0, async (after) => {
+  yield* jsonArray(part(0, async (after) => {
     const ids = await sentMessageIdsPage(db, userId, after);
+    if (ids.length === 0) return null;
     const items = await loadHistoryItems(db, ids);
-    return { items: ids.flatMap((id) => items.get(id) ?? []), last: ids.at(-1) ?? after };
-  });
+    return { items: ids.flatMap((id) => items.get(id) ?? []), last: ids.at(-1)! };
+  }));
 
   yield ',"reactions":';
-  yield* jsonArray<{ message_id: number; emoji: string } | null>(null, async (after) => {
+  yield* jsonArray(part<{ message_id: number; emoji: string } | null>(null, async (after) => {
     const rows = await reactionsPage(db, userId, after);
     const last = rows.at(-1);
+    if (!last) return null;
     return {
       items: rows.map((r) => ({ message_id: r.message_id, emoji: r.emoji, created_at: r.created_at.toISOString() })),
-      last: last ? { message_id: last.message_id, emoji: last.emoji } : after,
+      last: { message_id: last.message_id, emoji: last.emoji },
     };
-  });
+  }));
 
+  // Reads, mutes and inbox pins: each a pass over the user's own state in their conversations.
+  const participations = (map: (p: Awaited<ReturnType<typeof participationsPage>>[number]) => unknown) =>
+    jsonArray(part(0, byId((after) => participationsPage(db, userId, after), (p) => p.conversation_id, map)));
   yield ',"reads":';
-  yield* jsonArray(0, byId((after) => readsPage(db, userId, after), (r) => r.conversation_id, (r) => ({
-    conversation_id: r.conversation_id, last_read_message_id: r.last_read_message_id, last_read_at: isoOrNull(r.last_read_at),
-  })));
+  yield* participations((p) => ({ conversation_id: p.conversation_id, last_read_message_id: p.last_read_message_id, last_read_at: isoOrNull(p.last_read_at) }));
 
   yield ',"blocks":';
-  yield* jsonArray(0, byId((after) => blocksPage(db, userId, after), (b) => b.user_id, (b) => ({ user_id: b.user_id, created_at: b.created_at.toISOString() })));
+  yield* jsonArray(part(0, byId((after) => blocksPage(db, userId, after), (b) => b.user_id, (b) => ({ user_id: b.user_id, created_at: b.created_at.toISOString() }))));
 
   yield ',"mutes":';
-  yield* jsonArray(0, byId((after) => mutesPage(db, userId, after, now), (m) => m.conversation_id, (m) => ({ conversation_id: m.conversation_id, until: isoOrNull(m.until) })));
+  yield* participations((p) => (mutedAt(p, now) ? { conversation_id: p.conversation_id, until: isoOrNull(p.muted_until) } : null));
 
   // Pinned conversations (no message_id), then pinned messages.
   yield ',"pins":';
-  yield* jsonArray<{ part: 'conversations' | 'messages'; after: number }>({ part: 'conversations', after: 0 }, async ({ part, after }) => {
-    if (part === 'conversations') {
-      const rows = await pinnedConversationsPage(db, userId, after);
-      if (rows.length > 0) {
-        return { items: rows.map((r) => ({ conversation_id: r.conversation_id, pinned_at: isoOrNull(r.pinned_at) })), last: { part, after: rows.at(-1)!.conversation_id } };
-      }
-    }
-    const rows = await pinnedMessagesPage(db, userId, part === 'messages' ? after : 0);
-    return {
-      items: rows.map((r) => ({ conversation_id: r.conversation_id, message_id: r.message_id, pinned_at: isoOrNull(r.pinned_at) })),
-      last: { part: 'messages', after: rows.at(-1)?.message_id ?? after },
-    };
-  });
+  yield* jsonArray(
+    part(0, byId((after) => participationsPage(db, userId, after), (p) => p.conversation_id, (p) =>
+      p.pinned_at === null ? null : { conversation_id: p.conversation_id, pinned_at: p.pinned_at.toISOString() })),
+    part(0, byId((after) => pinnedMessagesPage(db, userId, after), (m) => m.message_id, (m) =>
+      ({ conversation_id: m.conversation_id, message_id: m.message_id, pinned_at: isoOrNull(m.pinned_at) }))),
+  );
 
   yield ',"push_subscriptions":';
-  yield* jsonArray(0, byId((after) => pushSubscriptionsPage(db, userId, after), (s) => s.id, (s) => ({ endpoint: s.endpoint, created_at: s.created_at.toISOString() })));
+  yield* jsonArray(part(0, byId((after) => pushSubscriptionsPage(db, userId, after), (s) => s.id, (s) => ({ endpoint: s.endpoint, created_at: s.created_at.toISOString() }))));
   yield '}';
 }

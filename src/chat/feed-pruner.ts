@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { pruneChanges } from '../store/change-feed.js';
 import type { DB } from '../store/database.js';
 import { inTransaction } from '../store/transaction.js';
+import { periodic } from './periodic.js';
 
 /** The advisory lock key of the pruning (any bigint unique to it). */
 export const PRUNE_LOCK = 7_031_982_451_006_002n;
@@ -24,7 +25,6 @@ export interface FeedPruner {
 
 export function createFeedPruner(options: { db: DB; retentionSeconds: number; logger?: Logger }): FeedPruner {
   const { db, retentionSeconds, logger } = options;
-  let stopped = false;
 
   async function prune(now = new Date()): Promise<number> {
     const before = new Date(now.getTime() - retentionSeconds * 1000 - SLACK_MS);
@@ -35,31 +35,17 @@ export function createFeedPruner(options: { db: DB; retentionSeconds: number; lo
         return rows[0]?.locked ? pruneChanges(trx, before, BATCH) : 0;
       });
       total += deleted;
-      if (deleted < BATCH || stopped) break;
+      if (deleted < BATCH || schedule.stopping) break;
     }
     if (total > 0) logger?.info({ deleted: total }, 'change feed: changes past retention deleted');
     return total;
   }
 
-  let timer: NodeJS.Timeout | null = null;
-  let first: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = prune().catch((err: unknown) => logger?.warn({ err }, 'change feed pruning failed; the next pass retries'));
-  };
+  const schedule = periodic(() => prune(), { firstDelayMs: 30_000, intervalMs: 3_600_000 }, (err) =>
+    logger?.warn({ err }, 'change feed pruning failed; the next pass retries'));
   return {
     prune,
-    start(intervalMs = 3_600_000) {
-      stopped = false;
-      first ??= setTimeout(run, 30_000).unref();
-      timer ??= setInterval(run, intervalMs).unref();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      if (first) clearTimeout(first);
-      timer = first = null;
-      await running;
-    },
+    start: (intervalMs) => schedule.start(intervalMs === undefined ? {} : { intervalMs }),
+    stop: () => schedule.stop(),
   };
 }

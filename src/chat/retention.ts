@@ -16,6 +16,7 @@ import { lockConversations } from '../store/locks.js';
 import { deleteExpired, expiredMessages } from '../store/retention.js';
 import { SERVER, type ChatContext } from './context.js';
 import { drainFileDeletions } from './file-deletions.js';
+import { periodic, type Periodic } from './periodic.js';
 import { unitOfWork } from './unit-of-work.js';
 
 /** The advisory lock key of the sweep (any bigint unique to it). */
@@ -24,17 +25,13 @@ export const RETENTION_LOCK = 7_031_982_451_006_004n;
 export const RETENTION_BATCH = 500;
 const DAY_MS = 86_400_000;
 
-export interface RetentionSweeper {
+export interface RetentionSweeper extends Omit<Periodic, 'stopping'> {
   /** Deletes every message older than the retention at `now`, batch by batch; how many (0 when another node holds it). */
   sweep(now?: Date): Promise<number>;
-  /** A pass within firstDelayMs (default 30 s), then every intervalMs (default an hour), until stop(). */
-  start(options?: { firstDelayMs?: number; intervalMs?: number }): void;
-  stop(): Promise<void>;
 }
 
 export function createRetentionSweeper(options: { ctx: ChatContext; storage: AttachmentStorage; retentionDays: number; logger?: Logger }): RetentionSweeper {
   const { ctx, storage, retentionDays, logger } = options;
-  let stopped = false;
 
   async function sweep(now = new Date()): Promise<number> {
     const before = new Date(now.getTime() - retentionDays * DAY_MS);
@@ -53,32 +50,14 @@ export function createRetentionSweeper(options: { ctx: ChatContext; storage: Att
       if (batch === null) break;
       total += batch.deleted;
       await drainFileDeletions(ctx.db, storage, logger);
-      if (batch.deleted === 0 || batch.lastId === null || stopped) break;
+      if (batch.deleted === 0 || batch.lastId === null || schedule.stopping) break;
       afterId = batch.lastId;
     }
     if (total > 0) logger?.info({ deleted: total, before }, 'message retention: messages past retention deleted');
     return total;
   }
 
-  let timer: NodeJS.Timeout | null = null;
-  let first: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = sweep().catch((err: unknown) => logger?.warn({ err }, 'message retention sweep failed; the next pass retries'));
-  };
-  return {
-    sweep,
-    start({ firstDelayMs = 30_000, intervalMs = 3_600_000 } = {}) {
-      first ??= setTimeout(run, firstDelayMs).unref();
-      timer ??= setInterval(run, intervalMs).unref();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      if (first) clearTimeout(first);
-      timer = first = null;
-      await running;
-      stopped = false; // a pass asked for later (sweep()) runs to its end
-    },
-  };
+  const schedule = periodic(() => sweep(), { firstDelayMs: 30_000, intervalMs: 3_600_000 }, (err) =>
+    logger?.warn({ err }, 'message retention sweep failed; the next pass retries'));
+  return { sweep, start: schedule.start, stop: schedule.stop };
 }

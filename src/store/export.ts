@@ -58,11 +58,11 @@ export async function reactionsPage(db: DB, userId: number, after: { message_id:
   return query.execute();
 }
 
-/** The user's read position in each conversation they are in, after conversation id `after`. */
-export async function readsPage(db: DB, userId: number, after: number) {
+/** The user's own state in each conversation they are in (read position, mute, inbox pin), after conversation id `after`. */
+export async function participationsPage(db: DB, userId: number, after: number) {
   return db
     .selectFrom('participants')
-    .select(['conversation_id', 'last_read_message_id', 'last_read_at'])
+    .select(['conversation_id', 'last_read_message_id', 'last_read_at', 'muted', 'muted_until', 'pinned_at'])
     .where('user_id', '=', userId)
     .where('conversation_id', '>', after)
     .orderBy('conversation_id')
@@ -78,33 +78,6 @@ export async function blocksPage(db: DB, userId: number, after: number) {
     .where('blocker_id', '=', userId)
     .where('blocked_id', '>', after)
     .orderBy('blocked_id')
-    .limit(EXPORT_PAGE)
-    .execute();
-}
-
-/** The conversations the user muted (a mute whose end has passed is over), after conversation id `after`. */
-export async function mutesPage(db: DB, userId: number, after: number, now: Date) {
-  return db
-    .selectFrom('participants')
-    .select(['conversation_id', 'muted_until as until'])
-    .where('user_id', '=', userId)
-    .where('muted', '=', true)
-    .where((eb) => eb.or([eb('muted_until', 'is', null), eb('muted_until', '>', now)]))
-    .where('conversation_id', '>', after)
-    .orderBy('conversation_id')
-    .limit(EXPORT_PAGE)
-    .execute();
-}
-
-/** The conversations the user pinned in their inbox, after conversation id `after`. */
-export async function pinnedConversationsPage(db: DB, userId: number, after: number) {
-  return db
-    .selectFrom('participants')
-    .select(['conversation_id', 'pinned_at'])
-    .where('user_id', '=', userId)
-    .where('pinned_at', 'is not', null)
-    .where('conversation_id', '>', after)
-    .orderBy('conversation_id')
     .limit(EXPORT_PAGE)
     .execute();
 }
