@@ -48,7 +48,6 @@ import {
 import { lockConversations } from '../store/locks.js';
 import { reactionSummaries } from '../store/reactions.js';
 import { recountThread } from '../store/threads.js';
-import { forgetKnownUser } from '../store/users.js';
 import { SERVER, type ChatContext } from './context.js';
 import { notFound } from './errors.js';
 import { drainFileDeletions } from './file-deletions.js';
@@ -83,7 +82,6 @@ export async function requestErasure(ctx: ChatContext, userId: number, mode: Era
     if (marked.started) await recordAudit(trx, { actor_id: null, action: 'user_erased', target_user_id: userId, details: { messages: mode } });
     disconnect(userId);
   });
-  forgetKnownUser(ctx.db, userId);
 }
 
 /**
@@ -207,9 +205,19 @@ async function step(ctx: ChatContext, work: Work, job: ErasureJob): Promise<{ le
   }
 }
 
-/** Runs a user's erasure from where its job stands to its end; false when another node holds it now. */
-export async function runErasure(ctx: ChatContext, storage: AttachmentStorage, userId: number, logger?: Logger): Promise<boolean> {
+/**
+ * Runs a user's erasure from where its job stands to its end; false when another node holds it now, or when
+ * `stopping` says so (the node is shutting down: the job stays where its last batch left it).
+ */
+export async function runErasure(
+  ctx: ChatContext,
+  storage: AttachmentStorage,
+  userId: number,
+  options: { logger?: Logger; stopping?: () => boolean } = {},
+): Promise<boolean> {
+  const { logger, stopping } = options;
   for (;;) {
+    if (stopping?.()) return false;
     const outcome = await unitOfWork(ctx, SERVER, async (work) => {
       const job = await claimJob(work.trx, userId);
       return job ? { ...(await step(ctx, work, job)), phase: job.phase } : null;
@@ -242,9 +250,10 @@ export function createErasureWorker(options: { ctx: ChatContext; storage: Attach
   const { ctx, storage, logger } = options;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
+  let stopping = false;
 
   async function runPending(): Promise<void> {
-    for (const userId of await pendingErasures(ctx.db, 10)) await runErasure(ctx, storage, userId, logger);
+    for (const userId of await pendingErasures(ctx.db, 10)) await runErasure(ctx, storage, userId, { logger, stopping: () => stopping });
   }
   const tick = () => {
     running ??= runPending()
@@ -259,9 +268,11 @@ export function createErasureWorker(options: { ctx: ChatContext; storage: Attach
       timer = setInterval(tick, intervalMs).unref();
     },
     async stop() {
+      stopping = true;
       if (timer) clearInterval(timer);
       timer = null;
       await running;
+      stopping = false;
     },
   };
 }

@@ -14,6 +14,7 @@ import * as changeFeed from './012_change_feed.js';
 import * as threadsPinsOwnState from './013_threads_pins_own_state.js';
 import * as moderation from './014_moderation.js';
 import * as compliance from './015_compliance.js';
+import * as reactionsByUser from './016_reactions_by_user.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '013_threads_pins_own_state': threadsPinsOwnState,
   '014_moderation': moderation,
   '015_compliance': compliance,
+  '016_reactions_by_user': reactionsByUser,
 };
 
 export const migrationProvider: MigrationProvider = {
