@@ -50,6 +50,7 @@ import {
 } from './realtime/index.js';
 import { localDiskStorage, s3Storage, type AttachmentStorage } from './store/attachment-storage.js';
 import { migrateToLatest, openDatabase, type Database } from './store/database.js';
+import { shareForgetting } from './store/known-users.js';
 import { openRedis, type RedisConnections } from './store/redis.js';
 import { databaseStartupError, listenStartupError, redisStartupError } from './startup-errors.js';
 
@@ -180,6 +181,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     sends: createSendQueue({ db: database.db, broadcaster, notifications }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
     notifications,
     blockedWords: blockedWords(blockedWordEntries(config.limits.blockedWords)),
+    forgetUser: await shareForgetting(database.db, redis, logger.child({ component: 'known-users' })),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presenceTracker = redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs);

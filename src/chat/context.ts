@@ -3,6 +3,7 @@ import type { Limits } from '../config.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../notifications/index.js';
 import type { DB } from '../store/database.js';
+import type { ForgetEverywhere } from '../store/known-users.js';
 import type { BlockedWords } from './blocked-words.js';
 import type { SendQueue } from './messages.js';
 import type { RateLimiter } from './rate-limits.js';
@@ -18,6 +19,8 @@ export interface ChatContext {
   readonly notifications?: Notifications;
   /** CHAT_BLOCKED_WORDS: checked on every message and edit (none when absent). */
   readonly blockedWords?: BlockedWords;
+  /** Makes every node forget what it knew of a user (a ban, an erasure); this node only when absent. */
+  readonly forgetUser?: ForgetEverywhere;
 }
 
 /** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */

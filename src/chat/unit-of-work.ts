@@ -2,8 +2,8 @@
 // locks, checks and writes (through work.trx) and which events follow (work.emit, work.inboxChanged,
 // work.revoke); the unit of work then, in the same transaction, records what happened once (the change feed that
 // GET /sync reads, the outbox that webhooks and pushes are delivered from), commits, and after the commit
-// delivers: the outbox worker is woken, banned users' sockets close, revoked members' sockets leave the channel,
-// the events are dispatched.
+// delivers: the outbox worker is woken, banned users are forgotten by every node and their sockets close, revoked
+// members' sockets leave the channel, the events are dispatched.
 // No use case pairs these by hand. Sends are its batched form (messages.ts, sendBatch: many actions, one
 // transaction), recording through the same changesOf.
 //
@@ -11,6 +11,7 @@
 // feed), check, write, emit; return what the caller answers. See docs/events.md for what each event carries.
 import { EVENTS, conversationChannel, type DomainEvent, type RevokeReason } from '../events/catalog.js';
 import { appendChanges, type ChangeDraft } from '../store/change-feed.js';
+import { forgetKnownUser } from '../store/known-users.js';
 import type { ReaderState } from '../store/read-model.js';
 import { inTransaction, type Tx } from '../store/transaction.js';
 import type { Actor, ChatContext, ServerActor } from './context.js';
@@ -31,7 +32,10 @@ export interface Work {
   inboxChanged(conversationId: number, readers?: readonly ReaderState[]): void;
   /** userId lost the conversation: after the commit, before any event, their sockets stop receiving its channel. */
   revoke(conversationId: number, userId: number, reason: RevokeReason): void;
-  /** userId may no longer be connected (banned or erased): after the commit, their sockets close on every node. */
+  /**
+   * userId may no longer be connected (banned or erased): after the commit, every node forgets what it knew of them
+   * (their next request reads their standing) and their sockets close on every node.
+   */
   disconnect(userId: number): void;
   /** A webhook no event carries (MessageReported, UserErased): written to the outbox with the action. */
   webhook(type: WebhookOnlyType, data: Record<string, unknown>, conversationId?: number | null): void;
@@ -116,7 +120,11 @@ export async function unitOfWork<T>(ctx: ChatContext, actor: Actor | ServerActor
   if (events.length === 0 && inbox.length === 0 && revoked.length === 0 && webhooks.length === 0 && disconnected.length === 0) return result;
 
   ctx.notifications?.committed();
-  for (const userId of disconnected) await ctx.broadcaster.disconnectUser(userId);
+  for (const userId of disconnected) {
+    // Every node reads the user's standing again (their tokens are refused from now), then their sockets close.
+    await (ctx.forgetUser ?? (async (id: number) => forgetKnownUser(ctx.db, id)))(userId);
+    await ctx.broadcaster.disconnectUser(userId);
+  }
   // Their sockets stop receiving the conversation before anything else is said on it.
   for (const { conversationId, userId, reason } of revoked) await ctx.broadcaster.unsubscribeUser(conversationChannel(conversationId), userId, reason);
   const inboxUpdates = (await Promise.all(inbox.map(({ conversationId, readers }) => inboxEvents(ctx.db, conversationId, readers)))).flat();

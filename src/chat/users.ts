@@ -19,14 +19,12 @@ export async function upsertUser(db: DB, id: number, profile: UserProfile): Prom
   return result;
 }
 
-/** A token's user: created when first seen, its profile refreshed when the claims carry one that differs (never once erased). */
+/**
+ * A token's user: created when first seen, its profile refreshed when the claims carry one that differs; 401 once
+ * erased, 403 user_banned while a service ban holds (the one read, or none, of every authenticated request).
+ */
 export async function ensureUser(db: DB, id: number, claims: UserProfile): Promise<void> {
-  await users.ensureUser(db, id, claims, new Date());
-}
-
-/** Every authenticated request asks: 401 for an erased user, 403 user_banned for a user whose service ban is in force. */
-export async function refuseBarredUser(db: DB, id: number): Promise<void> {
-  const { erased, banned } = await users.userStanding(db, id, new Date());
-  if (erased) throw new ChatError('unauthenticated', 'This user was erased.');
-  if (banned) throw userBannedError();
+  const standing = await users.ensureUser(db, id, claims, new Date());
+  if (standing === 'erased') throw new ChatError('unauthenticated', 'This user was erased.');
+  if (standing === 'banned') throw userBannedError();
 }

@@ -7,7 +7,7 @@ import type { Actor } from '../chat/context.js';
 import { ChatError, invalid } from '../chat/errors.js';
 import type { JwtPolicy } from '../config.js';
 import { settingDefault } from '../config/settings.js';
-import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, ensureUser, refuseBarredUser } from '../chat/users.js';
+import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, ensureUser } from '../chat/users.js';
 import { wellFormed } from '../chat/text.js';
 import { isValidSocketId } from '../realtime/index.js';
 import type { DB } from '../store/database.js';
@@ -156,8 +156,8 @@ export function userAuthenticator(
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
     const { userId, claims } = tokens.get(match[1]) ?? (await verify(match[1]));
-    // An erasure and a ban are read on every request, never cached: they hold on every node from their commit.
-    await Promise.all([ensureUser(db, userId, claims), refuseBarredUser(db, userId)]);
+    // Erased or banned users are refused here; every node forgets a user at their ban's or erasure's commit (known-users.ts).
+    await ensureUser(db, userId, claims);
     const socketId = request.headers['x-socket-id'];
     request.actor = { userId, socketId: typeof socketId === 'string' && isValidSocketId(socketId) ? socketId : undefined };
   };

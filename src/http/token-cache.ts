@@ -4,7 +4,7 @@
 //  - verified tokens: the token string → its user id, expiry and profile claims. Only a token that verified
 //    (signature and claims) is kept, under its exact string, and it is used only while jose would still
 //    accept it: `exp` is compared as jose does, so a cached token expires at the same second.
-//  - known users (store/users.ts): per database, the profile each user had when this node last read or wrote it.
+//  - known users (store/known-users.ts): per database, the profile each user had when this node last read or wrote it.
 //
 // Bounded, least recently used first out.
 import { LruCache } from '../util/lru-cache.js';

@@ -1,6 +1,6 @@
-// Users banned from the whole service (v1.2), until `until` (null: until unbanned). Read on every authenticated
-// request (http/auth.ts, through store/users.ts userStanding) and by the send function (store/functions/send.ts), so a ban holds on every node from
-// its commit.
+// Users banned from the whole service (v1.2), until `until` (null: until unbanned). Read with a token's user
+// (store/users.ts ensureUser: every node forgets the user at the ban's commit) and by the send function
+// (store/functions/send.ts), so a ban holds on every node from its commit.
 import type { DB } from './database.js';
 
 export interface UserBan {

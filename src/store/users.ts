@@ -1,21 +1,17 @@
-// Users: the host application's users as Parley keeps them (profile, last seen), and the profiles this node
-// knows, so a token's user costs no query when its claims are what this node last read or wrote.
+// Users: the host application's users as Parley keeps them (profile, last seen, erased), and the check of every
+// token's user: created or refreshed, and refused when erased or banned, at no query when this node knows them
+// (known-users.ts).
 //
-// Users are never deleted, so "known to exist" stays true. A known profile can go stale when another node
-// writes the user (PUT /users/{id} there does not reach this cache). That is accepted: the cache only decides
-// whether a token's claims are written, and what it leaves out is claims this node already saw written, i.e.
-// not news. After a PUT on node B, a request on node A with a token whose claims A already applied keeps the
-// PUT's profile (newer than the token), while claims new to A still update the user, as on one node.
+// A known profile can go stale when another node writes the user (PUT /users/{id} there does not reach this
+// cache). That is accepted: the profile only decides whether a token's claims are written, and what it leaves out
+// is claims this node already saw written, i.e. not news. After a PUT on node B, a request on node A with a token
+// whose claims A already applied keeps the PUT's profile (newer than the token), while claims new to A still update
+// the user, as on one node. A ban and an erasure are not left stale: every node forgets the user at their commit.
+import type { ExpressionBuilder } from 'kysely';
 import { idIn } from './bulk.js';
-import { LruCache } from '../util/lru-cache.js';
 import type { DB } from './database.js';
-
-export interface Profile {
-  readonly name: string;
-  readonly avatar_url: string | null;
-  /** Erased (DELETE /users/{id}): the profile is "Deleted user" for good and the user's tokens are refused. */
-  readonly erased?: boolean;
-}
+import { knownUser, readGeneration, rememberUser, type KnownUser } from './known-users.js';
+import type { Schema } from './schema.js';
 
 /** A profile update: an absent field is left as it is. */
 export interface ProfileChanges {
@@ -23,31 +19,27 @@ export interface ProfileChanges {
   readonly avatar_url?: string | null;
 }
 
-export const KNOWN_USERS_PER_NODE = 10_000;
-
-// Per database (its root Kysely instance): tests and tools may run several apps in one process.
-const knownByDb = new WeakMap<DB, LruCache<number, Profile>>();
-
-function knownUsers(db: DB): LruCache<number, Profile> | null {
-  // A transaction's writes may still be rolled back, and it is another Kysely instance: not cached.
-  if (db.isTransaction) return null;
-  let users = knownByDb.get(db);
-  if (!users) knownByDb.set(db, (users = new LruCache(KNOWN_USERS_PER_NODE)));
-  return users;
-}
+/** Whether a user's tokens are accepted: yes, or not since their erasure (401), or not while banned (403). */
+export type Standing = 'ok' | 'erased' | 'banned';
 
 /** Would writing these changes change the profile? */
-export function profileDiffers(changes: ProfileChanges, profile: Profile): boolean {
+export function profileDiffers(changes: ProfileChanges, profile: KnownUser): boolean {
   return (changes.name !== undefined && changes.name !== profile.name) || (changes.avatar_url !== undefined && changes.avatar_url !== profile.avatar_url);
 }
 
-/** Forgets what this node knew of a user (their erasure): the next request of theirs reads the user again. */
-export function forgetKnownUser(db: DB, id: number): void {
-  knownUsers(db)?.delete(id);
+/** Whether a service ban of the user (users.id) holds at `now` (store/user-bans.ts). */
+function bannedAt(eb: ExpressionBuilder<Schema, 'users'>, now: Date) {
+  return eb
+    .exists(eb.selectFrom('user_bans as b').select('b.user_id').whereRef('b.user_id', '=', 'users.id').where((w) => w.or([w('b.until', 'is', null), w('b.until', '>', now)])))
+    .as('banned');
 }
 
-/** Inserts or updates a user; `created` tells which. An erased user is left as it is: `erased` and no user. */
+/**
+ * Inserts or updates a user; `created` tells which, `banned` whether a service ban holds. An erased user is left
+ * as it is: `erased` and no user.
+ */
 export async function upsertUser(db: DB, id: number, changes: ProfileChanges, now: Date) {
+  const since = readGeneration(db);
   const row = await db
     .insertInto('users')
     .values({ id, name: changes.name ?? '', avatar_url: changes.avatar_url ?? null, created_at: now, updated_at: now })
@@ -58,53 +50,43 @@ export async function upsertUser(db: DB, id: number, changes: ProfileChanges, no
         updated_at: now,
       })).where('users.erased_at', 'is', null),
     )
-    .returning(['id', 'name', 'avatar_url', 'created_at'])
+    .returning((eb) => ['id', 'name', 'avatar_url', 'created_at', bannedAt(eb, now)])
     .executeTakeFirst();
   if (!row) {
-    knownUsers(db)?.set(id, { name: '', avatar_url: null, erased: true });
+    rememberUser(db, id, { name: '', avatar_url: null, erased: true }, since);
     return { erased: true as const };
   }
-  knownUsers(db)?.set(id, { name: row.name, avatar_url: row.avatar_url });
-  return { user: { id: row.id, name: row.name, avatar_url: row.avatar_url }, created: row.created_at.getTime() === now.getTime(), erased: false as const };
+  const banned = row.banned === true;
+  if (!banned) rememberUser(db, id, { name: row.name, avatar_url: row.avatar_url }, since);
+  const user = { id: row.id, name: row.name, avatar_url: row.avatar_url };
+  return { user, created: row.created_at.getTime() === now.getTime(), banned, erased: false as const };
 }
 
 /**
- * Makes sure a user exists with these changes applied: no query when they are what this node last read or
- * wrote for the user, a write straight away when they differ from it, else a read first. False when the user
- * is erased (nothing is written).
+ * A token's user: created with these changes when first seen, its profile refreshed when they differ (never once
+ * erased, nor while banned), and their standing. No query when the changes are what this node last read or wrote
+ * for a known user; a write straight away when they differ from it; else one read (profile, erasure and ban).
  */
-export async function ensureUser(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<boolean> {
-  const known = knownUsers(db)?.get(id);
+export async function ensureUser(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<Standing> {
+  const known = knownUser(db, id);
   if (known) {
-    if (known.erased) return false;
-    return profileDiffers(changes, known) ? !(await upsertUser(db, id, changes, now)).erased : true;
+    if (known.erased) return 'erased';
+    if (!profileDiffers(changes, known)) return 'ok';
+    return standingOf(await upsertUser(db, id, changes, now));
   }
-  const existing = await db.selectFrom('users').select(['name', 'avatar_url', 'erased_at']).where('id', '=', id).executeTakeFirst();
+  const since = readGeneration(db);
+  const existing = await db.selectFrom('users').select((eb) => ['name', 'avatar_url', 'erased_at', bannedAt(eb, now)]).where('id', '=', id).executeTakeFirst();
   if (existing?.erased_at != null) {
-    knownUsers(db)?.set(id, { name: existing.name, avatar_url: existing.avatar_url, erased: true });
-    return false;
+    rememberUser(db, id, { name: existing.name, avatar_url: existing.avatar_url, erased: true }, since);
+    return 'erased';
   }
-  if (!existing || profileDiffers(changes, existing)) return !(await upsertUser(db, id, changes, now)).erased;
-  knownUsers(db)?.set(id, { name: existing.name, avatar_url: existing.avatar_url });
-  return true;
+  if (existing?.banned === true) return 'banned';
+  if (!existing || profileDiffers(changes, existing)) return standingOf(await upsertUser(db, id, changes, now));
+  rememberUser(db, id, { name: existing.name, avatar_url: existing.avatar_url }, since);
+  return 'ok';
 }
 
-/**
- * Whether the user is erased, and whether a service ban holds at `now`: read on every authenticated request
- * (http/auth.ts) and never cached, so an erasure and a ban hold on every node from their commit. Neither for a
- * user not yet stored.
- */
-export async function userStanding(db: DB, id: number, now: Date): Promise<{ erased: boolean; banned: boolean }> {
-  const row = await db
-    .selectFrom('users as u')
-    .select((eb) => [
-      eb('u.erased_at', 'is not', null).as('erased'),
-      eb.exists(eb.selectFrom('user_bans as b').select('b.user_id').whereRef('b.user_id', '=', 'u.id').where((w) => w.or([w('b.until', 'is', null), w('b.until', '>', now)]))).as('banned'),
-    ])
-    .where('u.id', '=', id)
-    .executeTakeFirst();
-  return { erased: row?.erased === true, banned: row?.banned === true };
-}
+const standingOf = (written: { erased: boolean; banned?: boolean }): Standing => (written.erased ? 'erased' : written.banned ? 'banned' : 'ok');
 
 /** The ids among `ids` of users Parley has never seen, or has erased (nobody may add them anywhere). */
 export async function missingUsers(db: DB, ids: readonly number[]): Promise<number[]> {
