@@ -10,9 +10,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import { scrubbed } from '../../src/chat/erasure.js';
 import { localDiskStorage } from '../../src/store/attachment-storage.js';
+import { S3TestServer } from '../../testkit/s3-server.js';
 import { until } from '../../testkit/wait.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { EchoClients } from '../support/echo.js';
@@ -224,3 +226,49 @@ for (const database of DATABASES) {
     });
   });
 }
+
+describe('erasure and retention with attachments in S3 (pglite)', { timeout: 120_000 }, () => {
+  let s3: S3TestServer;
+  let app: TestApp;
+  let client: S3Client;
+  before(async () => {
+    s3 = await S3TestServer.start();
+    client = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: S3TestServer.ACCESS_KEY_ID, secretAccessKey: S3TestServer.SECRET_ACCESS_KEY },
+    });
+    app = await startTestApp({ env: { ...s3.env(), CHAT_MESSAGE_RETENTION_DAYS: '30' } });
+    await app.app.retention!.stop(); // the pass here is the test's own
+  });
+  after(async () => {
+    await app?.close();
+    await s3?.close();
+  });
+  const objectKeys = async () => ((await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((o) => o.Key!);
+  const keyOf = async (attachmentId: number) =>
+    `attachments/${(await app.app.chat.db.selectFrom('attachments').select('storage_key').where('id', '=', attachmentId).executeTakeFirstOrThrow()).storage_key}`;
+
+  test('an erased user\'s files and the files of messages past retention are deleted from the bucket; others stay', async () => {
+    const [vera, finn] = newUsers(2);
+    const dm = await direct(app, vera!, finn!);
+    const theirs = (await upload(app, vera!, 'their file', 'theirs.txt')).body.data;
+    const old = (await upload(app, finn!, 'an old file', 'old.txt')).body.data;
+    const kept = (await upload(app, finn!, 'a kept file', 'kept.txt')).body.data;
+    await send(app, vera!, dm, { attachment_id: theirs.id });
+    const oldMessage = await send(app, finn!, dm, { attachment_id: old.id });
+    await send(app, finn!, dm, { attachment_id: kept.id });
+    const [theirKey, oldKey, keptKey] = [await keyOf(theirs.id), await keyOf(old.id), await keyOf(kept.id)];
+    for (const key of [theirKey, oldKey, keptKey]) assert.ok((await objectKeys()).includes(key), `${key} is stored`);
+
+    assert.equal((await call(app, null, 'DELETE', `/users/${vera}`, undefined, { 'x-chat-server-key': app.config.serverKey })).status, 202);
+    await until(async () => !(await objectKeys()).includes(theirKey), 30_000, () => 'their file is still in the bucket');
+
+    await sql`update messages set created_at = now() - interval '31 days' where id = ${oldMessage.id}`.execute(app.app.chat.db);
+    assert.ok((await app.app.retention!.sweep()) >= 1);
+    const left = await objectKeys();
+    assert.ok(!left.includes(oldKey), 'the file of a message past retention is deleted');
+    assert.ok(left.includes(keptKey), 'a file of a kept message stays');
+  });
+});
