@@ -72,13 +72,11 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
           when req.attachment_id is not null and req.forwarded_from_message_id is null and not exists (
             select 1 from attachments a where a.id = req.attachment_id and a.uploader_id = req.sender_id
           ) then 'attachment_not_yours'
-          when req.reply_to_id is not null and not exists (
-            select 1 from messages m where m.id = req.reply_to_id and m.conversation_id = req.conversation_id and m.deleted_at is null
-          ) then 'reply_not_here'
-          when req.thread_id is not null and not exists (
-            select 1 from messages t
-            where t.id = req.thread_id and t.conversation_id = req.conversation_id and t.thread_id is null and t.deleted_at is null
-          ) then 'thread_not_here'
+          when req.reply_to_id is not null and (quoted.conversation_id is distinct from req.conversation_id or quoted.deleted_at is not null)
+            then 'reply_not_here'
+          when req.thread_id is not null
+            and (root.conversation_id is distinct from req.conversation_id or root.thread_id is not null or root.deleted_at is not null)
+            then 'thread_not_here'
           when exists (
             select 1 from unnest(coalesce(req.mentioned_user_ids, '{}')) mentioned(user_id)
             where not exists (select 1 from participants mp where mp.conversation_id = req.conversation_id and mp.user_id = mentioned.user_id)
@@ -93,6 +91,10 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
         from req
         left join conversations c on c.id = req.conversation_id
         left join participants p on p.conversation_id = req.conversation_id and p.user_id = req.sender_id
+        -- The messages quoted and replied under, each looked up by its id (a lateral with a limit is always a probe of
+        -- the primary key: as an exists in the case above, the planner may hash every message of the table instead).
+        left join lateral (select m.conversation_id, m.deleted_at from messages m where m.id = req.reply_to_id limit 1) quoted on true
+        left join lateral (select t.conversation_id, t.thread_id, t.deleted_at from messages t where t.id = req.thread_id limit 1) root on true
       ),
       -- Slow mode within the batch: of a member's drafts to one group, the first that passes goes, the others wait.
       checked as (
