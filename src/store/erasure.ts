@@ -196,7 +196,10 @@ export async function deleteUploads(db: DB, userId: number, after: number, limit
 /** The next `limit` change feed rows after (tx, seq) that name the user (an `id` equal to theirs anywhere in them). */
 export async function feedRowsNaming(db: DB, userId: number, after: { tx: number; seq: number }, limit: number) {
   const { rows } = await sql<{ tx: string; seq: string; data: string | null; named: boolean }>`
-    select tx, seq, data::text as data, data is not null and jsonb_path_exists(data::jsonb, 'strict $.** ? (@.id == $u)', jsonb_build_object('u', ${userId}::bigint)) as named
+    select tx, seq, data::text as data,
+      -- The text is searched first (json is stored as written): most rows are never parsed.
+      data is not null and strpos(data::text, ${String(userId)}) > 0
+        and jsonb_path_exists(data::jsonb, 'strict $.** ? (@.id == $u)', jsonb_build_object('u', ${userId}::bigint)) as named
     from sync_changes where (tx, seq) > (${after.tx}, ${after.seq}) order by tx, seq limit ${limit}`.execute(db);
   return rows.map((r) => ({ tx: Number(r.tx), seq: Number(r.seq), data: r.named ? r.data : null }));
 }
