@@ -13,7 +13,7 @@ import { createBroadcaster, logFanout, type Fanout } from './events/broadcaster.
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from './events/catalog.js';
 import { createTokenIssuer } from './http/auth.js';
 import { buildHttpApp } from './http/server.js';
-import { blockedWordEntries, blockedWords } from './chat/blocked-words.js';
+import { blockedWords } from './chat/blocked-words.js';
 import { createAttachmentSweeper, type AttachmentSweeper } from './chat/attachment-sweeper.js';
 import { createFeedPruner } from './chat/feed-pruner.js';
 import { createRetentionSweeper, type RetentionSweeper } from './chat/retention.js';
@@ -180,7 +180,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     // PGlite has one connection: one lane. On PostgreSQL a few lanes keep several batches in flight.
     sends: createSendQueue({ db: database.db, broadcaster, notifications }, { lanes: database.kind === 'pglite' ? 1 : config.databaseSendLanes }),
     notifications,
-    blockedWords: blockedWords(blockedWordEntries(config.limits.blockedWords)),
+    blockedWords: blockedWords(config.limits.blockedWords),
     forgetUser: await shareForgetting(database.db, redis, logger.child({ component: 'known-users' })),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());

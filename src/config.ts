@@ -1,9 +1,10 @@
 // The only reader of process.env: environment → typed, frozen configuration, or a ConfigError. The
 // settings (names, types, defaults, meanings) are the rows of config/settings.ts, and the development secrets
-// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both). The one
-// file it reads is BROADCAST_APPS_FILE's (config/pusher-apps.ts).
+// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both). The
+// files it reads are BROADCAST_APPS_FILE's (config/pusher-apps.ts) and CHAT_BLOCKED_WORDS's (config/blocked-words.ts).
 import { resolve } from 'node:path';
 import { DEV_SECRET_NAMES, type DevSecrets } from './config/dev-secrets.js';
+import { loadBlockedWords } from './config/blocked-words.js';
 import { loadPusherApps, type PusherAppConfig } from './config/pusher-apps.js';
 import type { S3StorageOptions } from './store/attachment-storage.js';
 import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './config/settings.js';
@@ -45,8 +46,8 @@ export interface Limits {
   readonly syncRetentionSeconds: number;
   /** CHAT_MESSAGE_RETENTION_DAYS: messages older than this many days are deleted; null: kept forever. */
   readonly messageRetentionDays: number | null;
-  /** CHAT_BLOCKED_WORDS as given (words, or `@/path` to a file of them); null: none (chat/blocked-words.ts). */
-  readonly blockedWords: string | null;
+  /** CHAT_BLOCKED_WORDS's words and phrases (given, or read from its `@/path` file); empty: none (chat/blocked-words.ts). */
+  readonly blockedWords: readonly string[];
   /** Requests per user per minute, by action (CHAT_RATE_*; 0: off). */
   readonly sendsPerMinute: number;
   readonly typingPerMinute: number;
@@ -296,7 +297,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
       groupMaxParticipants: v.CHAT_GROUP_MAX_PARTICIPANTS,
       syncRetentionSeconds: v.CHAT_SYNC_RETENTION_S,
       messageRetentionDays: v.CHAT_MESSAGE_RETENTION_DAYS,
-      blockedWords: v.CHAT_BLOCKED_WORDS,
+      blockedWords: loadBlockedWords(v.CHAT_BLOCKED_WORDS),
       sendsPerMinute: v.CHAT_RATE_SENDS_PER_MINUTE,
       typingPerMinute: v.CHAT_RATE_TYPING_PER_MINUTE,
       heartbeatsPerMinute: v.CHAT_RATE_HEARTBEATS_PER_MINUTE,

@@ -2,7 +2,6 @@
 // folds (case and accents: search.ts), is refused 422 blocked_word. The text is folded once and cut into words;
 // each word is one Set lookup (a phrase of several words: a Map from its first word), so a list of 10,000 words
 // costs a send a few microseconds.
-import { readFileSync } from 'node:fs';
 import { ChatError } from './errors.js';
 import { WORD, fold } from './search.js';
 
@@ -15,13 +14,7 @@ export interface BlockedWords {
   check(text: string | null): void;
 }
 
-/** The entries of CHAT_BLOCKED_WORDS: comma-separated, or `@/path` to a file of them (one a line, or comma-separated). */
-export function blockedWordEntries(setting: string | null): string[] {
-  if (setting === null) return [];
-  const text = setting.startsWith('@') ? readFileSync(setting.slice(1), 'utf8') : setting;
-  return text.split(/[,\n\r]+/).map((entry) => entry.trim()).filter((entry) => entry !== '');
-}
-
+/** The check of these words and phrases (CHAT_BLOCKED_WORDS's entries, config/blocked-words.ts). */
 export function blockedWords(entries: readonly string[]): BlockedWords {
   const single = new Set<string>();
   const phrases = new Map<string, string[][]>();

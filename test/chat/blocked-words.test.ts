@@ -5,7 +5,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { blockedWordEntries, blockedWords } from '../../src/chat/blocked-words.js';
+import { blockedWords } from '../../src/chat/blocked-words.js';
+import { loadBlockedWords } from '../../src/config/blocked-words.js';
 import { ChatError } from '../../src/chat/errors.js';
 
 const refused = (words: ReturnType<typeof blockedWords>, text: string): boolean => {
@@ -19,7 +20,7 @@ const refused = (words: ReturnType<typeof blockedWords>, text: string): boolean 
 };
 
 test('whole words only, whatever their case and accents; phrases word by word', () => {
-  const words = blockedWords(blockedWordEntries('Crème, spam ,bad thing'));
+  const words = blockedWords(loadBlockedWords('Crème, spam ,bad thing'));
   assert.equal(words.size, 3);
   assert.ok(refused(words, 'SPAM!'));
   assert.ok(refused(words, 'la creme de la creme'));
@@ -33,8 +34,8 @@ test('whole words only, whatever their case and accents; phrases word by word', 
 test('@/path reads a file of entries, one a line or comma-separated', () => {
   const file = join(mkdtempSync(join(tmpdir(), 'parley-words-')), 'words.txt');
   writeFileSync(file, 'alpha\nbeta, gamma\r\n\n');
-  assert.deepEqual(blockedWordEntries(`@${file}`), ['alpha', 'beta', 'gamma']);
-  assert.deepEqual(blockedWordEntries(null), []);
+  assert.deepEqual(loadBlockedWords(`@${file}`), ['alpha', 'beta', 'gamma']);
+  assert.deepEqual(loadBlockedWords(null), []);
 });
 
 test('10,000 words: a check of a 300-character message costs under 50 µs', () => {
