@@ -469,7 +469,7 @@ export const SETTINGS = {
     default: null,
     defaultText: 'unset: no word is blocked',
     meaning:
-      'Words (or phrases) no message or edit may contain as whole words, compared as search compares them (case and accents aside): comma-separated, or `@/path/to/file` naming a file of them, one a line or comma-separated. Refused with 422 `blocked_word`.',
+      'Words (or phrases) no message or edit may contain as whole words, compared as search compares them (case and accents aside): comma-separated, or `@/path/to/file` naming a file of them, one a line or comma-separated, read once at start (a file that cannot be read stops the start). Refused with 422 `blocked_word`. See [docs/api.md](docs/api.md#blocked-words).',
   }),
   CHAT_REQUEST_TIMEOUT_S: positive({
     unit: 'seconds',
