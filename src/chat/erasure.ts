@@ -51,6 +51,7 @@ import { recountThread } from '../store/threads.js';
 import { SERVER, type ChatContext } from './context.js';
 import { notFound } from './errors.js';
 import { drainFileDeletions } from './file-deletions.js';
+import { announceInboxes } from './inboxes-changed.js';
 import { leaveGroup } from './groups.js';
 import { threadUpdated } from './threads.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
@@ -154,22 +155,19 @@ async function step(ctx: ChatContext, work: Work, job: ErasureJob): Promise<{ le
       await lockConversations(trx, found.map((m) => m.conversation_id));
       // Read again under the locks: what is visible now is what leaves history now.
       const messages = await messagesToErase(trx, column, userId, job.after_id, ERASURE_BATCH);
-      const lastMoved = new Set(await eraseMessages(trx, messages, now));
+      announceInboxes(work, await eraseMessages(trx, messages, now));
       const events: DomainEvent[] = [];
       const threads = new Set<number>();
-      const inboxes = new Set<number>(lastMoved);
       for (const m of messages.filter((m) => m.visible)) {
         events.push(event('MessageDeleted', m.conversation_id, { id: m.id, conversation_id: m.conversation_id }));
         if (m.pinned) events.push(event('MessagePinned', m.conversation_id, { conversation_id: m.conversation_id, message_id: m.id, pinned: false, pinned_at: null, pinned_by: null }));
-        if (m.thread_id === null) inboxes.add(m.conversation_id);
-        else threads.add(m.thread_id);
+        if (m.thread_id !== null) threads.add(m.thread_id);
       }
       for (const rootId of threads) {
         const thread = await recountThread(trx, rootId);
         if (thread) events.push(threadUpdated(thread));
       }
       work.emit(...events);
-      for (const conversationId of inboxes) work.inboxChanged(conversationId);
       await next({ after_id: messages.at(-1)?.id ?? job.after_id, erased: messages.length });
       return { more: true };
     }

@@ -6,8 +6,8 @@
 //
 // What it tells: no MessageDeleted (a first sweep after enabling retention may delete millions of messages; live
 // clients would get an event for each, and webhooks a POST for each). Clients drop what is past retention on their
-// next load. Each conversation whose last message went gets InboxUpdated (its inbox entry changed), and unread
-// counts lose the deleted messages in the same transaction. Threads go with their root; a reply to a deleted
+// next load. Unread counts lose the deleted messages in the same transaction, and InboxUpdated goes to whoever's
+// inbox entry changed: everyone in a conversation whose last message went, and each reader whose counts fell. Threads go with their root; a reply to a deleted
 // message keeps its text but loses its preview (reply_to null).
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -16,6 +16,7 @@ import { lockConversations } from '../store/locks.js';
 import { deleteExpired, expiredMessages } from '../store/retention.js';
 import { SERVER, type ChatContext } from './context.js';
 import { drainFileDeletions } from './file-deletions.js';
+import { announceInboxes } from './inboxes-changed.js';
 import { periodic, type Periodic } from './periodic.js';
 import { unitOfWork } from './unit-of-work.js';
 
@@ -39,12 +40,13 @@ export function createRetentionSweeper(options: { ctx: ChatContext; storage: Att
     // A pass walks windows of the oldest messages; it ends at the first window with nothing past retention.
     let afterId = 0;
     for (;;) {
-      const batch = await unitOfWork(ctx, SERVER, async ({ trx, inboxChanged }) => {
+      const batch = await unitOfWork(ctx, SERVER, async (work) => {
+        const { trx } = work;
         const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RETENTION_LOCK}) as locked`.execute(trx);
         if (!rows[0]?.locked) return null;
         const { expired, lastId } = await expiredMessages(trx, before, afterId, RETENTION_BATCH);
         await lockConversations(trx, expired.map((m) => m.conversation_id));
-        for (const conversationId of await deleteExpired(trx, expired.map((m) => m.id), new Date())) inboxChanged(conversationId);
+        announceInboxes(work, await deleteExpired(trx, expired.map((m) => m.id), new Date()));
         return { deleted: expired.length, lastId };
       });
       if (batch === null) break;

@@ -3,7 +3,7 @@
 // first: one node at a time per job), then the conversations it writes to in ascending id (store/locks.ts).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import { deleteUnusedAttachments, restoreLastMessages, uncountUnread } from './removal.js';
+import { deleteUnusedAttachments, restoreLastMessages, uncountUnread, type InboxesChanged } from './removal.js';
 import type { Schema } from './schema.js';
 
 export const ERASED_NAME = 'Deleted user';
@@ -162,22 +162,22 @@ export async function messagesToErase(db: DB, column: 'sender_id' | 'forwarded_f
 /**
  * Deletes the messages for everyone and blanks them (their conversations locked by the caller): body, attachment,
  * pin and client id gone (the search vector follows the body), unread counts and last messages moved as a
- * delete moves them; attachment files no message carries any more are queued for deletion. Returns the
- * conversations whose last message changed.
+ * delete moves them; attachment files no message carries any more are queued for deletion. Returns what changed
+ * in inboxes.
  */
-export async function eraseMessages(db: DB, messages: readonly ErasedMessage[], now: Date): Promise<number[]> {
-  if (messages.length === 0) return [];
+export async function eraseMessages(db: DB, messages: readonly ErasedMessage[], now: Date): Promise<InboxesChanged> {
+  if (messages.length === 0) return { lastMessages: [], readers: new Map() };
   const ids = messages.map((m) => m.id);
-  await uncountUnread(db, ids.filter((_, i) => messages[i]!.visible));
+  const readers = await uncountUnread(db, ids.filter((_, i) => messages[i]!.visible));
   const { rows } = await sql<{ attachment_id: string | null }>`
     update messages m set deleted_at = coalesce(m.deleted_at, ${now}), body = null, attachment_id = null, pinned_at = null, pinned_by = null,
       client_message_id = null, edited_at = null
     from (select id, attachment_id from messages where id = any(${ids.map(String)}::bigint[]) for update) old
     where m.id = old.id
     returning old.attachment_id`.execute(db);
-  const changed = await restoreLastMessages(db, ids, now);
+  const lastMessages = await restoreLastMessages(db, ids, now);
   await deleteUnusedAttachments(db, [...new Set(rows.flatMap((r) => (r.attachment_id === null ? [] : [Number(r.attachment_id)])))]);
-  return changed;
+  return { lastMessages, readers };
 }
 
 /**

@@ -5,17 +5,26 @@
 // message carries any more are queued for deletion (file_deletions) in the same transaction.
 import { sql } from 'kysely';
 import type { DB } from './database.js';
+import type { ReaderState } from './read-model.js';
+
+/** What taking messages out changed in inboxes: conversations whose last message went, and readers whose unread counts fell. */
+export interface InboxesChanged {
+  readonly lastMessages: readonly number[];
+  /** Per conversation, the readers whose counts changed, as they now are. */
+  readonly readers: ReadonlyMap<number, ReaderState[]>;
+}
 
 const ids = (list: readonly number[]) => sql`${list.map(String)}::bigint[]`;
 
 /**
  * Before visible messages (among `messageIds`) are deleted: every participant who had not read one of them, sent by
  * someone else, in the conversation itself (thread replies never counted) and not hidden by them, has one unread
- * message fewer, and one unread mention fewer when it mentioned them.
+ * message fewer, and one unread mention fewer when it mentioned them. Returns those readers, by conversation.
  */
-export async function uncountUnread(db: DB, messageIds: readonly number[]): Promise<void> {
-  if (messageIds.length === 0) return;
-  await sql`
+export async function uncountUnread(db: DB, messageIds: readonly number[]): Promise<Map<number, ReaderState[]>> {
+  const readers = new Map<number, ReaderState[]>();
+  if (messageIds.length === 0) return readers;
+  const { rows } = await sql<ReaderState & { conversation_id: string }>`
     update participants p set
       unread_count = greatest(p.unread_count - x.unread, 0),
       unread_mention_count = greatest(p.unread_mention_count - x.mentions, 0)
@@ -28,7 +37,13 @@ export async function uncountUnread(db: DB, messageIds: readonly number[]): Prom
         and not exists (select 1 from hidden_messages h where h.user_id = r.user_id and h.message_id = m.id)
       group by r.conversation_id, r.user_id
     ) x
-    where p.conversation_id = x.conversation_id and p.user_id = x.user_id`.execute(db);
+    where p.conversation_id = x.conversation_id and p.user_id = x.user_id
+    returning p.conversation_id, p.user_id, p.unread_count, p.last_read_at, p.unread_mention_count, p.muted, p.muted_until`.execute(db);
+  for (const { conversation_id, ...reader } of rows) {
+    const id = Number(conversation_id);
+    readers.set(id, [...(readers.get(id) ?? []), { ...reader, user_id: Number(reader.user_id) }]);
+  }
+  return readers;
 }
 
 /**

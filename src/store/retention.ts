@@ -2,7 +2,7 @@
 // time, deleted for good (rows, with their reactions, mentions, threads and hides by cascade).
 import { sql } from 'kysely';
 import type { DB } from './database.js';
-import { deleteUnusedAttachments, restoreLastMessages, uncountUnread } from './removal.js';
+import { deleteUnusedAttachments, restoreLastMessages, uncountUnread, type InboxesChanged } from './removal.js';
 
 export interface ExpiredMessage {
   readonly id: number;
@@ -33,16 +33,16 @@ export async function expiredMessages(db: DB, before: Date, afterId: number, lim
 
 /**
  * Deletes the messages (their conversations locked by the caller): unread counts first, then the rows, then each
- * conversation's last message; attachment files no other message carries are queued for deletion. Returns the
- * conversations whose last message changed.
+ * conversation's last message; attachment files no other message carries are queued for deletion. Returns what
+ * changed in inboxes.
  */
-export async function deleteExpired(db: DB, messageIds: readonly number[], now: Date): Promise<number[]> {
-  if (messageIds.length === 0) return [];
-  await uncountUnread(db, messageIds);
+export async function deleteExpired(db: DB, messageIds: readonly number[], now: Date): Promise<InboxesChanged> {
+  if (messageIds.length === 0) return { lastMessages: [], readers: new Map() };
+  const readers = await uncountUnread(db, messageIds);
   const { rows } = await sql<{ attachment_id: string | null }>`
     delete from messages where id = any(${messageIds.map(String)}::bigint[]) returning attachment_id`.execute(db);
-  const changed = await restoreLastMessages(db, messageIds, now);
+  const lastMessages = await restoreLastMessages(db, messageIds, now);
   const attachments = [...new Set(rows.flatMap((r) => (r.attachment_id === null ? [] : [Number(r.attachment_id)])))];
   await deleteUnusedAttachments(db, attachments);
-  return changed;
+  return { lastMessages, readers };
 }

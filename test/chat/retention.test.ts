@@ -64,6 +64,7 @@ for (const database of DATABASES) {
       await age([reply.id, forward.body.data[0].id, recent.id], 29);
       const fileKey = (await db().selectFrom('attachments').select('storage_key').where('id', '=', file.id).executeTakeFirstOrThrow()).storage_key;
       assert.ok(await storage.open(fileKey).then((f) => (f?.stream.destroy(), f !== null)), 'the file is stored');
+      const since = (await app.request(bob!, 'GET', '/sync')).body.data.cursor;
       const before = await conversation(app, bob!, dm);
       assert.equal(before.unread_count, 4);
       assert.equal(before.unread_mention_count, 1);
@@ -89,6 +90,13 @@ for (const database of DATABASES) {
       const teamView = await conversation(app, carol!, team);
       assert.equal(teamView.last_message.id, forward.body.data[0].id);
       assert.equal(teamView.unread_count, (await countUnread(db(), team, carol!, 0)).unread);
+
+      // What clients hear: InboxUpdated where an entry changed (bob's unread count), and no MessageDeleted per message.
+      const changes = (await app.request(bob!, 'GET', `/sync?since=${encodeURIComponent(since)}`)).body.data.changes;
+      const inbox = changes.find((c: any) => c.type === 'InboxUpdated' && c.conversation_id === dm);
+      assert.ok(inbox, JSON.stringify(changes.map((c: any) => [c.type, c.conversation_id])));
+      assert.equal(inbox.data.unread_count, 1);
+      assert.ok(!changes.some((c: any) => c.type === 'MessageDeleted'));
     });
 
     test('many old messages go in batches; a conversation left with none has no last message', async () => {

@@ -137,6 +137,7 @@ for (const database of DATABASES) {
 
       // Live: the other person hears each deletion.
       await finnSocket.waitFor('MessageDeleted', (p) => p.id === first.id);
+      await finnSocket.waitFor('InboxUpdated', (p) => p.id === dm && p.unread_count === 0);
       // Groups: left, the admin now owns the team.
       const teamView = await conversation(app, ada!, team);
       assert.deepEqual(teamView.participants_preview.map((p: any) => [p.id, p.role]).sort(), [[ada, 'owner'], [max, 'member']].sort());
