@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 interface S3rverInstance {
   run(): Promise<{ port: number }>;
@@ -17,7 +18,23 @@ export class S3TestServer {
   static readonly ACCESS_KEY_ID = 'S3RVER';
   static readonly SECRET_ACCESS_KEY = 'S3RVER';
 
-  private constructor(private readonly server: S3rverInstance, private readonly directory: string, readonly endpoint: string, readonly bucket: string) {}
+  /** A client of this server, to look into the bucket as a test. */
+  private readonly client: S3Client;
+
+  private constructor(private readonly server: S3rverInstance, private readonly directory: string, readonly endpoint: string, readonly bucket: string) {
+    this.client = new S3Client({
+      endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: S3TestServer.ACCESS_KEY_ID, secretAccessKey: S3TestServer.SECRET_ACCESS_KEY },
+    });
+  }
+
+  /** The objects in the bucket (up to 1,000): their keys and sizes. */
+  async objects(): Promise<{ key: string; size: number }[]> {
+    const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket }));
+    return (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size! }));
+  }
 
   static async start(bucket = 'parley-test'): Promise<S3TestServer> {
     const directory = mkdtempSync(join(tmpdir(), 'parley-s3rver-'));
@@ -40,6 +57,7 @@ export class S3TestServer {
   }
 
   async close(): Promise<void> {
+    this.client.destroy();
     await this.server.close().catch(() => undefined);
     rmSync(this.directory, { recursive: true, force: true });
   }

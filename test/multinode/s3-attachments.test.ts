@@ -3,7 +3,6 @@
 // refused on either; the per-user quota holds across concurrent uploads spread over both nodes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { Cluster } from '../../testkit/cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
@@ -37,25 +36,14 @@ describe('attachments in one S3 bucket shared by two nodes', { timeout: 180_000 
   let cluster: Cluster;
   let node1: ParleyNode;
   let node2: ParleyNode;
-  let client: S3Client;
-  const objects = async () => {
-    const out = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));
-    return (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size! }));
-  };
+  const objects = () => s3.objects();
 
   before(async () => {
     s3 = await S3TestServer.start();
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: S3TestServer.ACCESS_KEY_ID, secretAccessKey: S3TestServer.SECRET_ACCESS_KEY },
-    });
     cluster = await Cluster.start({ nodes: 2, env: { ...s3.env(), CHAT_UPLOAD_QUOTA_BYTES: String(QUOTA) } });
     [node1, node2] = cluster.nodes as [ParleyNode, ParleyNode];
   });
   after(async () => {
-    client?.destroy();
     await cluster?.close();
     await s3?.close();
   });
