@@ -105,9 +105,15 @@ export function scrubbed(value: unknown, userId: number, eraseText: boolean): un
     }
     const forwardedFromThem = isUser((o.forwarded_from as { sender?: unknown } | null | undefined)?.sender);
     if (eraseText && 'body' in o && 'sender' in o && (isUser(o.sender) || forwardedFromThem)) {
-      if (o.body !== null) (o.body = null), (changed = true);
-      if ('attachment' in o && o.attachment !== null) (o.attachment = null), (changed = true);
-      if ('deleted' in o && o.deleted !== true) (o.deleted = true), (changed = true);
+      // A message (or a reply's preview of one): no text, no file; a preview says the original is deleted.
+      const blank: Record<string, unknown> = { body: null };
+      if ('attachment' in o) blank.attachment = null;
+      if ('deleted' in o) blank.deleted = true;
+      for (const [key, value] of Object.entries(blank)) {
+        if (o[key] === value) continue;
+        o[key] = value;
+        changed = true;
+      }
     }
     return o;
   };
@@ -115,8 +121,8 @@ export function scrubbed(value: unknown, userId: number, eraseText: boolean): un
   return changed ? result : undefined;
 }
 
-/** One batch of the job's current phase, in the caller's unit of work; false when the job is done. */
-async function step(ctx: ChatContext, work: Work, job: ErasureJob): Promise<{ leave?: number; more: boolean }> {
+/** One batch of the job's current phase, in the caller's unit of work: `more` false once the job is done; `leave`: a group to leave next. */
+async function step(work: Work, job: ErasureJob): Promise<{ leave?: number; more: boolean }> {
   const { trx } = work;
   const userId = job.user_id;
   const phase = job.phase as Phase;
@@ -218,7 +224,7 @@ export async function runErasure(
     if (stopping?.()) return false;
     const outcome = await unitOfWork(ctx, SERVER, async (work) => {
       const job = await claimJob(work.trx, userId);
-      return job ? { ...(await step(ctx, work, job)), phase: job.phase } : null;
+      return job ? { ...(await step(work, job)), phase: job.phase } : null;
     });
     if (outcome === null) return false;
     if (outcome.leave !== undefined) {
