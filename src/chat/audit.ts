@@ -1,20 +1,12 @@
 // The audit log as the host app's backend reads it (GET /audit): newest first, by actor or conversation.
-import { auditPage, type AuditAction } from '../store/audit.js';
+import { auditPage, type AuditRecord } from '../store/audit.js';
 import type { ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeIdCursor } from './cursors.js';
 import { iso } from './resources.js';
 
-export interface AuditEntryView {
-  readonly id: number;
-  readonly at: string;
-  readonly actor_id: number | null;
-  readonly action: AuditAction;
-  readonly conversation_id: number | null;
-  readonly target_user_id: number | null;
-  readonly message_id: number | null;
-  readonly details: Record<string, unknown>;
-}
+/** An entry as GET /audit answers it: its time as ISO 8601. */
+export type AuditEntryView = Omit<AuditRecord, 'at'> & { readonly at: string };
 
 export async function listAudit(
   ctx: ChatContext,

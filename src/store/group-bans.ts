@@ -1,5 +1,6 @@
 // Group bans (v1.2): who may not be added to a group again, until `until` (null: until unbanned). Written and
 // checked under the group's write lock (see locks.ts), so a ban and an add of the same user never both pass.
+import { holds, inForce } from './bans.js';
 import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 
@@ -34,7 +35,7 @@ export async function deleteGroupBan(db: DB, conversationId: number, userId: num
     .where('user_id', '=', userId)
     .returning('until')
     .execute();
-  return rows.some((r) => r.until === null || r.until > now);
+  return rows.some((r) => holds(r.until, now));
 }
 
 /** A group's bans in force at `now`, most recent first. */
@@ -43,7 +44,7 @@ export async function activeGroupBans(db: DB, conversationId: number, now: Date)
     .selectFrom('group_bans')
     .select(COLUMNS)
     .where('conversation_id', '=', conversationId)
-    .where((eb) => eb.or([eb('until', 'is', null), eb('until', '>', now)]))
+    .where(inForce('until', now))
     .orderBy('created_at', 'desc')
     .orderBy('user_id')
     .execute();
@@ -57,7 +58,7 @@ export async function bannedFromGroup(db: DB, conversationId: number, userIds: r
     .select('user_id')
     .where('conversation_id', '=', conversationId)
     .where(idIn('user_id', userIds))
-    .where((eb) => eb.or([eb('until', 'is', null), eb('until', '>', now)]))
+    .where(inForce('until', now))
     .orderBy('user_id')
     .execute();
   return rows.map((r) => r.user_id);

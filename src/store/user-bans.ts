@@ -1,6 +1,7 @@
 // Users banned from the whole service (v1.2), until `until` (null: until unbanned). Read with a token's user
 // (store/users.ts ensureUser: every node forgets the user at the ban's commit) and by the send function
 // (store/functions/send.ts), so a ban holds on every node from its commit.
+import { holds } from './bans.js';
 import type { DB } from './database.js';
 
 export interface UserBan {
@@ -22,6 +23,6 @@ export async function upsertUserBan(db: DB, ban: UserBan, now: Date): Promise<Us
 /** Lifts a ban in force; false when there is none. */
 export async function deleteUserBan(db: DB, userId: number, now: Date): Promise<boolean> {
   const rows = await db.deleteFrom('user_bans').where('user_id', '=', userId).returning('until').execute();
-  return rows.some((r) => r.until === null || r.until > now);
+  return rows.some((r) => holds(r.until, now));
 }
 

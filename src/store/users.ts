@@ -8,6 +8,7 @@
 // whose claims A already applied keeps the PUT's profile (newer than the token), while claims new to A still update
 // the user, as on one node. A ban and an erasure are not left stale: every node forgets the user at their commit.
 import type { ExpressionBuilder } from 'kysely';
+import { inForce } from './bans.js';
 import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 import { knownUser, readGeneration, rememberUser, type KnownUser } from './known-users.js';
@@ -30,7 +31,7 @@ export function profileDiffers(changes: ProfileChanges, profile: KnownUser): boo
 /** Whether a service ban of the user (users.id) holds at `now` (store/user-bans.ts). */
 function bannedAt(eb: ExpressionBuilder<Schema, 'users'>, now: Date) {
   return eb
-    .exists(eb.selectFrom('user_bans as b').select('b.user_id').whereRef('b.user_id', '=', 'users.id').where((w) => w.or([w('b.until', 'is', null), w('b.until', '>', now)])))
+    .exists(eb.selectFrom('user_bans as b').select('b.user_id').whereRef('b.user_id', '=', 'users.id').where(inForce('b.until', now)))
     .as('banned');
 }
 

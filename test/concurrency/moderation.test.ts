@@ -21,6 +21,9 @@ import { createSendQueue, sendMessage } from '../../src/chat/messages.js';
 import { newUsers } from '../http/helpers.js';
 import { assertNoServerErrors, directConversation, groupOf, isParticipant, startHarness, statuses, together, trials, type Harness } from './invariants.js';
 
+/** A send below the HTTP layer: 'written', or the code of the error that refused it. */
+const outcomeOf = (send: Promise<unknown>): Promise<string> => send.then(() => 'written', (err: { code?: string }) => err.code ?? String(err));
+
 describe('moderation under concurrency (postgres)', () => {
   let h: Harness;
   const server = (method: string, path: string, body?: unknown) => h.app.request(null, method, path, body, { 'x-chat-server-key': h.app.config.serverKey });
@@ -112,10 +115,7 @@ describe('moderation under concurrency (postgres)', () => {
       const id = await groupOf(h, owner!, [member!]);
       assert.equal((await h.call(owner!, 'PATCH', `/groups/${id}`, { slow_mode_s: 30 })).status, 200);
       const outcomes = await together(Array.from({ length: 20 }, (_, i) => () =>
-        sendMessage(nodes[i % nodes.length]!, { userId: member! }, id, { body: `node ${i % nodes.length}` }).then(
-          () => 'written',
-          (err: { code?: string }) => err.code ?? String(err),
-        )));
+        outcomeOf(sendMessage(nodes[i % nodes.length]!, { userId: member! }, id, { body: `node ${i % nodes.length}` }))));
       assert.deepEqual(outcomes.filter((o) => o !== 'slow_mode'), ['written'], `trial ${trial}: ${JSON.stringify(outcomes)}`);
       assert.equal(await messagesOf(member!, id), 1);
     }
@@ -153,10 +153,7 @@ describe('moderation under concurrency (postgres)', () => {
       const team = await groupOf(h, owner!, [user!, friend!]);
       let writtenAtBan = -1;
       const sends = Array.from({ length: 30 }, (_, i) => () =>
-        sendMessage(ctx, { userId: user! }, i % 2 ? dm : team, { body: `late ${trial}.${i}` }).then(
-          () => 'written',
-          (err: { code?: string }) => err.code ?? String(err),
-        ));
+        outcomeOf(sendMessage(ctx, { userId: user! }, i % 2 ? dm : team, { body: `late ${trial}.${i}` })));
       const ban = async () => {
         await banUser(ctx, user!, {});
         writtenAtBan = await messagesOf(user!);
