@@ -34,7 +34,19 @@ export function attachmentResource(row: {
 
 /** Messages by id, fully hydrated (sender, attachment, reply preview, forward origin): one query. */
 export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<number, MessageResource>> {
-  const result = new Map<number, MessageResource>();
+  return new Map([...(await loadMessagesWithPlace(db, ids))].map(([id, { message }]) => [id, message]));
+}
+
+/** A message's resource and its place: the thread it is in, its pin (what history items add to the resource). */
+interface PlacedMessage {
+  readonly message: MessageResource;
+  readonly thread_id: number | null;
+  readonly pinned_at: Date | null;
+  readonly pinned_by: number | null;
+}
+
+async function loadMessagesWithPlace(db: DB, ids: readonly number[]): Promise<Map<number, PlacedMessage>> {
+  const result = new Map<number, PlacedMessage>();
   if (ids.length === 0) return result;
   const rows = await db
     .selectFrom('messages as m')
@@ -45,7 +57,7 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
     .leftJoin('users as fs', 'fs.id', 'm.forwarded_from_sender_id')
     .select([
       'm.id', 'm.conversation_id', 'm.body', 'm.created_at', 'm.edited_at',
-      'm.forwarded_from_message_id', 'm.forwarded_from_conversation_id',
+      'm.forwarded_from_message_id', 'm.forwarded_from_conversation_id', 'm.thread_id', 'm.pinned_at', 'm.pinned_by',
       's.id as s_id', 's.name as s_name', 's.avatar_url as s_avatar',
       'a.id as a_id', 'a.name as a_name', 'a.mime_type as a_mime', 'a.size as a_size',
       'a.width as a_width', 'a.height as a_height', 'a.thumbnail_key as a_thumbnail_key',
@@ -53,10 +65,10 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
       'rs.id as rs_id', 'rs.name as rs_name', 'rs.avatar_url as rs_avatar',
       'fs.id as fs_id', 'fs.name as fs_name', 'fs.avatar_url as fs_avatar',
     ])
-    .where('m.id', 'in', ids)
+    .where(idIn('m.id', ids))
     .execute();
   for (const row of rows) {
-    result.set(row.id, {
+    const message: MessageResource = {
       id: row.id,
       conversation_id: row.conversation_id,
       body: row.body,
@@ -85,6 +97,12 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
             },
       created_at: iso(row.created_at),
       edited_at: isoOrNull(row.edited_at),
+    };
+    result.set(row.id, {
+      message,
+      thread_id: row.thread_id === null ? null : Number(row.thread_id),
+      pinned_at: row.pinned_at,
+      pinned_by: row.pinned_by === null ? null : Number(row.pinned_by),
     });
   }
   return result;
@@ -110,30 +128,27 @@ export function plainMessage(id: number, conversationId: number, body: string | 
 
 /**
  * Messages by id as history lists them: the MessageResource with reactions and mentions (v1.1), the thread it is
- * in or the thread under it, and its pin (v1.2): five queries, side by side.
+ * in or the thread under it, and its pin (v1.2): four queries, side by side.
  */
 export async function loadHistoryItems(db: DB, ids: readonly number[]): Promise<Map<number, HistoryItem>> {
   const items = new Map<number, HistoryItem>();
   if (ids.length === 0) return items;
-  const [messages, reactions, mentions, threads, extras] = await Promise.all([
-    loadMessages(db, ids),
+  const [messages, reactions, mentions, threads] = await Promise.all([
+    loadMessagesWithPlace(db, ids),
     reactionSummaries(db, ids),
     mentionedUsers(db, ids),
     threadsOf(db, ids),
-    db.selectFrom('messages').select(['id', 'thread_id', 'pinned_at', 'pinned_by']).where(idIn('id', ids)).execute(),
   ]);
-  const extraOf = new Map(extras.map((e) => [Number(e.id), e]));
-  for (const [id, message] of messages) {
-    const extra = extraOf.get(id);
+  for (const [id, { message, thread_id, pinned_at, pinned_by }] of messages) {
     const thread = threads.get(id);
     items.set(id, {
       ...message,
       reactions: reactions.get(id) ?? [],
       mentioned_user_ids: mentions.get(id) ?? [],
-      thread_id: extra?.thread_id == null ? null : Number(extra.thread_id),
+      thread_id,
       thread: thread && thread.reply_count > 0 ? threadSummary(thread) : null,
-      pinned_at: isoOrNull(extra?.pinned_at ?? null),
-      pinned_by: extra?.pinned_by == null ? null : Number(extra.pinned_by),
+      pinned_at: isoOrNull(pinned_at),
+      pinned_by,
     });
   }
   return items;
