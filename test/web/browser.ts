@@ -44,11 +44,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `env`: more settings for Parley (e.g. CHAT_BLOCKED_WORDS). */
+export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
   buildWebClient();
   // A data directory of our own (startTestApp removes only the one it made), so a restart keeps the database.
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-web-'));
-  const env = { CHAT_DEMO: '1', CHAT_DATA_DIR: dataDir };
+  const env = { ...extraEnv, CHAT_DEMO: '1', CHAT_DATA_DIR: dataDir };
   let app = await startTestApp({ env });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,

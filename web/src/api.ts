@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly errors: Record<string, string[]> = {},
+    /** Retry-After in seconds (a 429), else 0. */
+    readonly retryAfter = 0,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -30,10 +32,10 @@ export function describeError(err: unknown): string {
 }
 
 async function failure(response: Response): Promise<ApiError> {
-  return errorFrom(response.status, response.statusText, await response.text().catch(() => ''));
+  return errorFrom(response.status, response.statusText, await response.text().catch(() => ''), Number(response.headers.get('Retry-After')) || 0);
 }
 
-function errorFrom(status: number, statusText: string, text: string): ApiError {
+function errorFrom(status: number, statusText: string, text: string, retryAfter = 0): ApiError {
   let body: { message?: unknown; code?: unknown; errors?: unknown } = {};
   try {
     body = JSON.parse(text) as typeof body;
@@ -43,7 +45,7 @@ function errorFrom(status: number, statusText: string, text: string): ApiError {
   const message = typeof body.message === 'string' ? body.message : `The server answered ${status} ${statusText}.`;
   const code = typeof body.code === 'string' ? body.code : 'http_error';
   const errors = body.errors && typeof body.errors === 'object' ? (body.errors as Record<string, string[]>) : {};
-  return new ApiError(status, code, message, errors);
+  return new ApiError(status, code, message, errors, retryAfter);
 }
 
 export interface Api {

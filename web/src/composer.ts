@@ -1,8 +1,9 @@
 // The composer of one conversation: the text box (Enter sends, Shift+Enter a new line, Escape cancels, Up in an
 // empty box edits my last message), replying, editing, a picked file with its preview, the "@" list, the
-// typing signal, and the blocked note of a direct conversation. Sends go to the send queue at once, so the box
+// typing signal, and the note saying why I cannot send: a block, a frozen group, slow mode's countdown, or the
+// server's refusal of a send (a blocked word, a banned account). Sends go to the send queue at once, so the box
 // is free for the next message while the first is on its way.
-import { describeError } from './api.js';
+import { ApiError, describeError } from './api.js';
 import { filePreview } from './attachments.js';
 import { h, icon, toast } from './dom.js';
 import { MentionAutocomplete } from './mentions.js';
@@ -14,6 +15,12 @@ import type { Message } from './types.js';
 /** Renew "typing" well within the server's 8 s; stop after this long without a keystroke. */
 const TYPING_RENEW_MS = 3_000;
 const TYPING_IDLE_MS = 5_000;
+
+/** What a refused send means, by the server's code (slow mode and frozen have their own lines). */
+const REFUSALS: Record<string, string> = {
+  blocked_word: 'Not sent: the message contains a word this chat does not allow. Reword it and send again.',
+  user_banned: 'Not sent: your account is banned from this chat service.',
+};
 
 export interface ComposerHooks {
   /** My newest message that can still be edited (for Up). */
@@ -34,13 +41,18 @@ export class Composer {
   /** Element ids: `composer-input`…, or a thread's `thread-input`…. */
   private readonly key: string;
   private readonly sendButton = h('button', { type: 'submit', className: 'send' }, 'Send');
-  private readonly blockedNote = h('p', { className: 'blocked-note', role: 'status', hidden: true });
+  private readonly blockedNote = h('p', { className: 'blocked-note', id: 'composer-note', role: 'status', hidden: true });
   private readonly mentions: MentionAutocomplete;
   private readonly sendQueue: SendQueue;
 
   private replyTo: Message | null = null;
   private editing: Message | null = null;
   private file: File | null = null;
+  /** Slow mode: no send before this time (ms), and the countdown's timer. */
+  private waitUntil = 0;
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  /** The last refused send's explanation, until the next send. */
+  private refusal = '';
   /** The picked file's preview in the banner, kept while the file stays picked. */
   private filePreview: (ReturnType<typeof filePreview> & { file: File }) | null = null;
 
@@ -68,8 +80,22 @@ export class Composer {
       sent: (message, pending) => {
         pending.remove();
         hooks.sent(message);
+        // A member of a group in slow mode waits that long before the next send.
+        const conversation = store.conversation(conversationId);
+        if (conversation?.slow_mode_s && store.myRole(conversation) === 'member') this.wait(conversation.slow_mode_s);
       },
       changed: () => hooks.changed(),
+      refused: (err) => {
+        const code = err instanceof ApiError ? err.code : '';
+        // The refusal tells of a setting this page missed: take it in.
+        if (code === 'slow_mode') {
+          if (!store.conversation(conversationId)?.slow_mode_s) void store.refreshConversation(conversationId);
+          this.wait((err as ApiError).retryAfter || 1);
+        }
+        if (code === 'frozen') store.patchConversation(conversationId, { frozen: true });
+        this.refusal = REFUSALS[code] ?? '';
+        this.renderState();
+      },
     });
     this.build();
   }
@@ -100,24 +126,45 @@ export class Composer {
   }
 
   destroy(): void {
+    clearInterval(this.ticker);
     this.stopTyping();
     this.filePreview?.dispose();
   }
 
-  /** A direct conversation with a block either way cannot be written to. */
+  /** Whether I may send now, and why not: a block either way (direct), a frozen group (a member), slow mode. */
   renderState(): void {
     const conversation = this.store.conversation(this.conversationId);
     const partner = conversation ? this.store.partner(conversation) : null;
     const blocked = partner !== null && !this.store.canMessage(partner.id);
-    this.blockedNote.hidden = !blocked;
-    this.blockedNote.textContent = !blocked
-      ? ''
-      : this.store.hasBlocked(partner.id)
+    const member = this.store.myRole(conversation) === 'member';
+    const frozen = !!conversation?.frozen && member;
+    // Slow mode turned off (or I became an admin) ends the wait.
+    const wait = conversation?.slow_mode_s && member ? Math.ceil((this.waitUntil - Date.now()) / 1000) : 0;
+    if (wait <= 0) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
+    const note = blocked
+      ? this.store.hasBlocked(partner.id)
         ? `You blocked ${this.store.displayName(partner)}. Unblock them to send messages.`
-        : `You can’t message ${this.store.displayName(partner)}.`;
-    this.input.disabled = blocked;
-    this.sendButton.disabled = blocked;
-    this.fileInput.disabled = blocked;
+        : `You can’t message ${this.store.displayName(partner)}.`
+      : frozen
+        ? 'Only owners and admins can send messages while the group is frozen.'
+        : wait > 0
+          ? `Slow mode: you can send again in ${wait} s.`
+          : this.refusal;
+    this.blockedNote.hidden = !note;
+    this.blockedNote.textContent = note;
+    this.input.disabled = blocked || frozen;
+    this.sendButton.disabled = blocked || frozen || (wait > 0 && !this.editing);
+    this.fileInput.disabled = blocked || frozen;
+  }
+
+  /** Slow mode: the next send in this many seconds, counted down in the note. */
+  private wait(seconds: number): void {
+    this.waitUntil = Date.now() + seconds * 1000;
+    this.ticker ??= setInterval(() => this.renderState(), 1000);
+    this.renderState();
   }
 
   // ---- input -----------------------------------------------------------------------------------------------
@@ -183,6 +230,10 @@ export class Composer {
     const text = this.input.value.replace(/\s+$/, '');
     if (this.editing) return this.saveEdit(text);
     if (text.trim() === '' && !this.file) return;
+    if (this.refusal) {
+      this.refusal = '';
+      this.renderState();
+    }
     const pending = this.sendQueue.send(text.trim() === '' ? null : text, this.file, this.replyTo?.id ?? null, this.mentions.mentionedIds(text));
     this.mentions.reset();
     this.hooks.pending(pending);

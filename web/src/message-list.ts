@@ -307,7 +307,7 @@ export class MessageList {
     const store = this.store;
     const conversation = store.conversation(this.conversationId);
     const mine = m.sender.id === store.me.id;
-    const myRole = conversation?.participants_preview.find((p) => p.id === store.me.id)?.role ?? 'member';
+    const myRole = store.myRole(conversation);
     const canDelete = mine || (conversation?.type === 'group' && myRole !== 'member');
     const canPin = conversation?.type === 'direct' || myRole !== 'member';
     const { thread, pin, hide } = this.actions;

@@ -29,6 +29,8 @@ export interface SendQueueHooks {
   sent(message: Message, pending: HTMLElement): void;
   /** The pending element changed (added, failed, retried): keep the list scrolled. */
   changed(pending: HTMLElement): void;
+  /** The server refused a send (slow mode, a frozen group, a blocked word…). */
+  refused(err: unknown): void;
 }
 
 export class SendQueue {
@@ -96,6 +98,7 @@ export class SendQueue {
       outgoing.state = 'failed';
       this.render(outgoing, describeError(err));
       this.hooks.changed(outgoing.element);
+      this.hooks.refused(err);
     }
   }
 

@@ -5,7 +5,7 @@
 import { describeError, type Api, type ApiError } from './api.js';
 import { toast } from './dom.js';
 import { isConversationEvent, type Realtime } from './realtime.js';
-import type { Conversation, ConversationStateChangedEvent, GroupParticipantsChangedEvent, InboxPage, Message, Presence, SyncChange, SyncPage, User } from './types.js';
+import type { Conversation, ConversationStateChangedEvent, GroupParticipantsChangedEvent, InboxPage, Message, Presence, Role, SyncChange, SyncPage, User } from './types.js';
 
 const INBOX_PAGE = 30;
 
@@ -111,6 +111,11 @@ export class ChatStore {
     return conversation.participants_preview.find((p) => p.id !== this.me.id) ?? null;
   }
 
+  /** My role in a conversation: a member unless the preview (owner and admins first) says otherwise. */
+  myRole(conversation: Conversation | undefined): Role {
+    return conversation?.participants_preview.find((p) => p.id === this.me.id)?.role ?? 'member';
+  }
+
   displayName(user: { id: number; name: string }): string {
     return user.name.trim() || `User ${user.id}`;
   }
@@ -182,6 +187,8 @@ export class ChatStore {
       archived_at: known('archived_at'),
       pinned_at: known('pinned_at'),
       cleared_at: known('cleared_at'),
+      slow_mode_s: known('slow_mode_s'),
+      frozen: known('frozen'),
       unread_mention_count: incoming.unread_mention_count ?? (incoming.unread_count === 0 ? 0 : (previous?.unread_mention_count ?? 0)),
     };
     // A new unread message that names me (InboxUpdated has no mention count): ask for the conversation's count.
@@ -193,6 +200,11 @@ export class ChatStore {
       last?.sender.id !== this.me.id &&
       last?.body?.includes(`@${this.displayName(this.me)}`)
     ) {
+      void this.refreshConversation(incoming.id);
+    }
+    // InboxUpdated has no group settings: one that changes neither the last message nor the unread count tells of
+    // a PATCH /groups/{id} (name, slow mode, frozen): ask for the settings.
+    if (incoming.frozen === undefined && previous?.type === 'group' && last?.id === previous.last_message?.id && incoming.unread_count === previous.unread_count) {
       void this.refreshConversation(incoming.id);
     }
     // A live InboxUpdated carries the conversation's last message even when I cleared the history after it.

@@ -111,6 +111,9 @@ export interface Conversation {
   archived_at?: string | null;
   pinned_at?: string | null;
   cleared_at?: string | null;
+  /** v1.2, groups: a member sends once per this many seconds (0: off); frozen: only owner and admins send. */
+  slow_mode_s?: number;
+  frozen?: boolean;
   created_at: string;
   updated_at: string;
 }
