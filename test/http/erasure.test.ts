@@ -132,6 +132,9 @@ for (const database of DATABASES) {
       // Nobody may start a conversation with them or add them to a group.
       assertError(await app.request(finn!, 'POST', '/conversations', { user_id: vera }), 404, 'not_found');
       assertError(await app.request(ada!, 'POST', `/groups/${team}/participants`, { user_ids: [vera] }), 422);
+      const found = await app.request(finn!, 'GET', '/users?query=Deleted&limit=100');
+      assert.equal(found.status, 200);
+      assert.ok(!found.body.data.some((u: any) => u.id === vera), 'people search does not offer them');
       await erasedWithin(vera!, 30_000);
 
       // Live: the other person hears each deletion.

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { MESSAGE_PAGE } from './message-page.js';
+import { SEARCH_USERS } from './search-users.js';
 import { SEND } from './send.js';
 
 // Earlier releases' send functions (parley_send_messages, parley_send_messages_with_outbox) are no longer
@@ -14,6 +15,7 @@ import { SEND } from './send.js';
 export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
   { name: 'parley_send', sql: SEND },
   { name: 'parley_message_page', sql: MESSAGE_PAGE },
+  { name: 'parley_search_users', sql: SEARCH_USERS },
 ];
 
 /** The advisory lock key of applying definitions (any bigint unique to it). */
