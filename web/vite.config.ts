@@ -12,5 +12,5 @@ export default defineConfig({
       '/app/': { target: parley, ws: true },
     },
   },
-  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
+  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', modulePreload: { polyfill: false } },
 });
