@@ -7,6 +7,7 @@ import { ApiError, describeError } from './api.js';
 import { filePreview } from './attachments.js';
 import { h, icon, toast } from './dom.js';
 import { MentionAutocomplete } from './mentions.js';
+import { slowModeLabel } from './moderation.js';
 import { truncate } from './message-list.js';
 import { SendQueue } from './sending.js';
 import type { ChatStore } from './store.js';
@@ -69,7 +70,7 @@ export class Composer {
     private readonly threadId: number | null = null,
   ) {
     const key = (this.key = threadId ? 'thread' : 'composer');
-    Object.assign(this.input, { id: `${key}-input`, placeholder: threadId ? 'Reply in thread…' : 'Write a message…' });
+    this.input.id = `${key}-input`;
     this.input.setAttribute('aria-describedby', `${key}-help`);
     this.fileInput.id = `${key}-file`;
     // Before the composer's own keydown handler: while the list is open, Enter chooses a person.
@@ -153,6 +154,9 @@ export class Composer {
         : wait > 0
           ? `Slow mode: you can send again in ${wait} s.`
           : this.refusal;
+    // A member of a group in slow mode sees it before sending.
+    const slow = conversation?.slow_mode_s && member ? ` (slow mode: ${slowModeLabel(conversation.slow_mode_s)})` : '';
+    this.input.placeholder = `${this.threadId ? 'Reply in thread…' : 'Write a message…'}${slow}`;
     this.blockedNote.hidden = !note;
     this.blockedNote.textContent = note;
     this.input.disabled = blocked || frozen;

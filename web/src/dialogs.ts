@@ -1,9 +1,10 @@
 // The modal dialogs (the "New chat" picker is in people.ts): create a group, group settings (rename, members, roles,
-// leave), blocked users, forward a message. Each updates the store from the HTTP answer: the tab's own socket
+// remove or ban, moderation (moderation.ts), leave), blocked users, forward a message. Each updates the store from the HTTP answer: the tab's own socket
 // gets no events for its own requests (X-Socket-ID).
 import { describeError } from './api.js';
 import type { ChatStore } from './store.js';
 import { confirmAction, h, modal, toast } from './dom.js';
+import { ban, groupRules } from './moderation.js';
 import { peoplePicker } from './people.js';
 import type { Conversation, GroupParticipantsChangedEvent, Message, Participant, Role, User } from './types.js';
 
@@ -72,7 +73,7 @@ export function groupSettingsDialog(store: ChatStore, groupId: number): void {
 }
 
 function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialogElement, showError: (text: string) => void): Node[] {
-  const myRole: Role = group.participants_preview.find((p) => p.id === store.me.id)?.role ?? 'member';
+  const myRole = store.myRole(group);
   const manager = myRole === 'owner' || myRole === 'admin';
   const act = async (action: () => Promise<void>) => {
     showError('');
@@ -144,7 +145,7 @@ function groupSettings(store: ChatStore, group: Conversation, dialog: HTMLDialog
     }),
   );
 
-  return [rename, members, manager ? add : null, h('div', { className: 'dialog-actions' }, leave, myRole === 'owner' ? remove : null)].filter((n): n is HTMLElement => n !== null);
+  return [rename, members, manager ? add : null, manager ? groupRules(store, group, act) : null, h('div', { className: 'dialog-actions' }, leave, myRole === 'owner' ? remove : null)].filter((n): n is HTMLElement => n !== null);
 }
 
 /** What this tab changed in a group, told to its views as the event the other tabs get (this one gets none). */
@@ -156,8 +157,8 @@ function ownChange(store: ChatStore, group: Conversation | undefined, change_typ
 
 function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole: Role, act: (action: () => Promise<void>) => Promise<void>): HTMLElement {
   const me = p.id === store.me.id;
-  const name = `${store.displayName(p)}${me ? ' (you)' : ''}`;
-  const row = h('li', { className: 'member', 'data-user-id': p.id }, h('span', { className: 'member-name' }, name, h('span', { className: 'muted' }, ` #${p.id}`)));
+  const name = store.displayName(p);
+  const row = h('li', { className: 'member', 'data-user-id': p.id }, h('span', { className: 'member-name' }, `${name}${me ? ' (you)' : ''}`, h('span', { className: 'muted' }, ` #${p.id}`)));
 
   if (myRole === 'owner' && !me) {
     const select = h('select', { id: `role-${p.id}`, 'aria-label': `Role of ${store.displayName(p)}` });
@@ -183,19 +184,26 @@ function memberRow(store: ChatStore, group: Conversation, p: Participant, myRole
     row.append(h('span', { className: `role role-${p.role}` }, ROLE_LABELS[p.role]));
   }
 
+  // Banning is a removal that also keeps them out (POST /groups/{id}/bans); the same people can be removed or banned.
   const canRemove = !me && (myRole === 'owner' || (myRole === 'admin' && p.role === 'member'));
-  if (canRemove) {
-    const button = h('button', { type: 'button', className: 'secondary danger-text', 'aria-label': `Remove ${store.displayName(p)}`, id: `remove-${p.id}` }, 'Remove');
+  const removal = (label: string, question: string, request: () => Promise<unknown>) => {
+    const button = h('button', { type: 'button', className: 'secondary danger-text', 'aria-label': `${label} ${name}`, id: `${label.toLowerCase()}-${p.id}` }, label);
     button.addEventListener('click', () =>
       void act(async () => {
-        if (!(await confirmAction(`Remove ${store.displayName(p)} from “${group.name}”?`, 'Remove'))) return;
-        await store.api.delete(`/groups/${group.id}/participants/${p.id}`);
+        if (!(await confirmAction(question, label))) return;
+        await request();
         const left = group.participants_preview.filter((x) => x.id !== p.id);
         ownChange(store, { ...group, participant_count: group.participant_count - 1, participants_preview: left }, 'removed', [p.id]);
         await store.refreshConversation(group.id);
       }),
     );
-    row.append(button);
+    return button;
+  };
+  if (canRemove) {
+    row.append(
+      removal('Remove', `Remove ${name} from “${group.name}”?`, () => store.api.delete(`/groups/${group.id}/participants/${p.id}`)),
+      removal('Ban', `Ban ${name} from “${group.name}”? They are removed and cannot be added back until unbanned.`, () => ban(store, group, p)),
+    );
   }
   return row;
 }

@@ -107,8 +107,11 @@ export function hue(id: number): number {
   return (id * 137) % 360;
 }
 
+/** ' erased' for an erased user's name (DELETE /users/{id} names them "Deleted user"): shown muted, a blank avatar. */
+export const erased = (name: string) => (name === 'Deleted user' ? ' erased' : '');
+
 export function avatar(name: string, id: number, options: { online?: boolean | null; label?: boolean } = {}): HTMLElement {
-  const element = h('span', { className: 'avatar', 'aria-hidden': 'true' }, initials(name));
+  const element = h('span', { className: `avatar${erased(name)}`, 'aria-hidden': 'true' }, erased(name) ? '' : initials(name));
   element.style.setProperty('--hue', String(hue(id))); // through CSSOM: the page's CSP allows no style attributes
   if (options.online !== undefined && options.online !== null) {
     element.append(h('span', { className: options.online ? 'dot online' : 'dot' }));

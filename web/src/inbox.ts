@@ -1,7 +1,7 @@
 // The inbox: the conversations not archived, pinned ones first and then newest activity first, with the last
 // message, unread and "@" badges, online dot, muted and pin marks; "Load more conversations" for the next page; the message search above it, whose results
 // take its place while shown. It re-renders from the store's change events.
-import { avatar, h, icon, shortTime } from './dom.js';
+import { avatar, erased, h, icon, shortTime } from './dom.js';
 import { sideLists } from './lists.js';
 import { mutedMark } from './mute.js';
 import { SearchPanel } from './search.js';
@@ -92,7 +92,7 @@ export class InboxView {
         { className: 'item-main' },
         h(
           'span',
-          { className: 'item-title' },
+          { className: `item-title${erased(store.title(c))}` },
           store.title(c),
           online ? h('span', { className: 'visually-hidden' }, ' (online)') : null,
           c.muted ? mutedMark() : null,

@@ -2,8 +2,9 @@
 // answers to this tab), placeholders for deleted ones, group notices, the messages still being sent at the end,
 // and each message's toolbar. What the toolbar's actions do is the thread's business (MessageActions).
 import { AttachmentFiles } from './attachments.js';
-import { avatar, dayLabel, h, icon, longTime, shortTime, withLinks } from './dom.js';
+import { avatar, dayLabel, erased, h, icon, longTime, shortTime, withLinks } from './dom.js';
 import { withMentions } from './mentions.js';
+import { reportDialog, wasReported } from './moderation.js';
 import { reactionPicker, renderReactions, type ReactionContext } from './reactions.js';
 import type { ChatStore } from './store.js';
 import type { Message, Reaction } from './types.js';
@@ -314,7 +315,7 @@ export class MessageList {
 
     const bubble = h('div', { className: 'bubble' });
     const group = !mine && conversation?.type === 'group';
-    if (group) bubble.append(h('p', { className: 'sender' }, store.displayName(m.sender)));
+    if (group) bubble.append(h('p', { className: `sender${erased(m.sender.name)}` }, store.displayName(m.sender)));
     if (m.forwarded_from) bubble.append(h('p', { className: 'forwarded' }, icon('forward'), `Forwarded from ${store.displayName(m.forwarded_from.sender)}`));
     if (m.reply_to) {
       const quote = h(
@@ -374,6 +375,7 @@ export class MessageList {
       thread ? action('Reply in thread', () => thread(m)) : null,
       reactionPicker(this.reactionContext, m.id, () => this.messages.get(m.id)?.reactions ?? [], store.displayName(m.sender)),
       action('Forward', () => this.actions.forward(m)),
+      mine ? null : action(wasReported(m.id) ? 'Reported' : 'Report', () => reportDialog(store, m, () => this.redrawMessages())),
       pin && canPin ? action(m.pinned_at ? 'Unpin' : 'Pin', () => pin(m)) : null,
       mine ? action('Edit', () => this.actions.edit(m)) : null,
       canDelete ? action('Delete', () => this.actions.delete(m), 'danger-text') : null,

@@ -7,7 +7,7 @@ import { describeError } from './api.js';
 import { Composer } from './composer.js';
 import { headerActions, hideForMe } from './conversation-menu.js';
 import { forwardDialog } from './dialogs.js';
-import { announce, avatar, confirmAction, h, lastSeen, toast } from './dom.js';
+import { announce, avatar, confirmAction, erased, h, lastSeen, toast } from './dom.js';
 import { MessageList } from './message-list.js';
 import { Pins } from './pins.js';
 import { Receipts } from './receipts.js';
@@ -379,7 +379,7 @@ export class ThreadView {
     this.header.replaceChildren(
       back,
       avatar(this.store.title(conversation), conversation.type === 'group' ? conversation.id + 7 : (partner?.id ?? conversation.id), { online }),
-      h('div', { className: 'thread-heading' }, h('h2', { id: 'thread-title' }, this.store.title(conversation)), h('p', { className: 'subtitle', id: 'thread-subtitle' }, subtitle)),
+      h('div', { className: 'thread-heading' }, h('h2', { id: 'thread-title', className: erased(this.store.title(conversation)) }, this.store.title(conversation)), h('p', { className: 'subtitle', id: 'thread-subtitle' }, subtitle)),
       h('div', { className: 'thread-actions' }, ...headerActions(this.store, conversation)),
     );
   }
