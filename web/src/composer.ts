@@ -5,7 +5,7 @@
 // is free for the next message while the first is on its way.
 import { ApiError, describeError } from './api.js';
 import { filePreview } from './attachments.js';
-import { h, icon, toast } from './dom.js';
+import { announce, h, icon, toast } from './dom.js';
 import { MentionAutocomplete } from './mentions.js';
 import { slowModeLabel } from './moderation.js';
 import { truncate } from './message-list.js';
@@ -159,6 +159,8 @@ export class Composer {
     this.input.placeholder = `${this.threadId ? 'Reply in thread…' : 'Write a message…'}${slow}`;
     this.blockedNote.hidden = !note;
     this.blockedNote.textContent = note;
+    // The countdown is said once (wait()), not every second.
+    this.blockedNote.setAttribute('aria-live', note.startsWith('Slow') ? 'off' : 'polite');
     this.input.disabled = blocked || frozen;
     this.sendButton.disabled = blocked || frozen || (wait > 0 && !this.editing);
     this.fileInput.disabled = blocked || frozen;
@@ -169,6 +171,7 @@ export class Composer {
     this.waitUntil = Date.now() + seconds * 1000;
     this.ticker ??= setInterval(() => this.renderState(), 1000);
     this.renderState();
+    announce(this.blockedNote.textContent ?? '');
   }
 
   // ---- input -----------------------------------------------------------------------------------------------
