@@ -79,16 +79,22 @@ describe('web client: moderation', { skip }, () => {
     assert.deepEqual(harness.pageErrors, []);
   });
 
-  test('a frozen group: a member’s composer is disabled with the reason, live both ways; the owner still sends', async () => {
+  test('a frozen group: a member’s composer (and thread panel’s) is disabled with the reason, live both ways; the owner still sends', async () => {
+    await press(message(bob, 'Welcome').getByRole('button', { name: 'Reply in thread message from Alice', exact: true }));
+    await bob.locator('#thread-input').waitFor();
     assert.equal((await harness.app.request(1, 'PATCH', `/groups/${groupId}`, { frozen: true })).status, 200);
     await seeText(bob.locator('#composer-note'), 'Only owners and admins can send messages while the group is frozen.');
     assert.equal(await bob.locator('#composer-input').isDisabled(), true);
+    await seeText(bob.locator('#thread-note'), 'Only owners and admins can send messages while the group is frozen.');
+    assert.equal(await bob.locator('#thread-input').isDisabled(), true);
     await send(alice, 'Frozen, but the owner speaks');
     await message(bob, 'Frozen, but the owner speaks').waitFor();
     assert.equal(await alice.locator('#composer-note').isVisible(), false);
     assert.equal((await harness.app.request(1, 'PATCH', `/groups/${groupId}`, { frozen: false })).status, 200);
     await bob.locator('#composer-note').waitFor({ state: 'hidden' });
     assert.equal(await bob.locator('#composer-input').isDisabled(), false);
+    assert.equal(await bob.locator('#thread-input').isDisabled(), false);
+    await bob.getByRole('button', { name: 'Close thread' }).click();
     await send(bob, 'Thawed');
     await message(alice, 'Thawed').waitFor();
     assert.deepEqual(harness.pageErrors, []);

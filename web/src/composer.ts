@@ -42,7 +42,7 @@ export class Composer {
   /** Element ids: `composer-input`…, or a thread's `thread-input`…. */
   private readonly key: string;
   private readonly sendButton = h('button', { type: 'submit', className: 'send' }, 'Send');
-  private readonly blockedNote = h('p', { className: 'blocked-note', id: 'composer-note', role: 'status', hidden: true });
+  private readonly blockedNote = h('p', { className: 'blocked-note', role: 'status', hidden: true });
   private readonly mentions: MentionAutocomplete;
   private readonly sendQueue: SendQueue;
 
@@ -71,6 +71,7 @@ export class Composer {
   ) {
     const key = (this.key = threadId ? 'thread' : 'composer');
     this.input.id = `${key}-input`;
+    this.blockedNote.id = `${key}-note`;
     this.input.setAttribute('aria-describedby', `${key}-help`);
     this.fileInput.id = `${key}-file`;
     // Before the composer's own keydown handler: while the list is open, Enter chooses a person.

@@ -66,6 +66,11 @@ export class Threads {
     if (seen) void this.store.api.post(`/messages/${rootId}/thread/read`).catch(() => {});
   }
 
+  /** The open thread's composer follows the conversation (a block, a freeze, slow mode). */
+  renderState(): void {
+    this.panel?.composer.renderState();
+  }
+
   async open(root: Message): Promise<void> {
     if (this.panel?.root.id === root.id) return this.panel.composer.focus();
     this.close();
@@ -101,6 +106,7 @@ export class Threads {
       composer.element,
     );
     const panel: Panel = (this.panel = { root, element, list, composer, older: null });
+    composer.renderState();
     list.upsert(root, false);
     this.host.after(element);
     if (!(await this.load(panel, true))) return;

@@ -106,10 +106,12 @@ export class ThreadView {
         if (change.kind === 'blocks') {
           this.renderHeader();
           this.composer.renderState();
+          this.threads.renderState();
         }
         if ((change.kind === 'conversation' && change.id === id && change.conversation) || change.kind === 'inbox') {
           this.renderHeader();
           this.composer.renderState();
+          this.threads.renderState();
           // History cleared (here or in another tab of mine): what was before is gone for me.
           const cleared = this.conversation()?.cleared_at;
           if (cleared) this.list.drop((m) => m.created_at <= cleared);
