@@ -18,7 +18,7 @@ import { nowMs } from '../lib/clock.js';
 import { jsonClient, type JsonClient } from '../lib/http.js';
 import { closedLoop, openLoop } from '../lib/publisher.js';
 import { cpuAccount, log, progress, type CpuShares } from '../lib/procs.js';
-import { eachLimited, measureLoop, type Loop } from '../lib/loops.js';
+import { eachLimited, loopRow, measureLoop, type Loop } from '../lib/loops.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { loadSearchData, type SearchData } from '../lib/search-data.js';
 import { addGroups, backfillFeed, type StormGroup } from '../lib/sync-data.js';
@@ -125,32 +125,14 @@ export async function sync(options: BenchOptions): Promise<Omit<Result, 'machine
   const notes: string[] = [];
   const { sync: syncLoop, inbox: inboxLoop } = catchUp;
   // CPU per request: cores used × the loop's milliseconds / its requests.
-  const perRequest = (cores: number, l: Loop) => (cores * l.ms) / l.h.count;
-  const loopRow = (setup: string, parley: boolean, l: Loop, changes: number): Row => ({
-    setup,
-    parley,
-    figures: {
-      requests: l.h.count,
-      perSecond: l.h.count / (l.ms / 1000),
-      p50: l.h.percentile(50),
-      p95: l.h.percentile(95),
-      p99: l.h.percentile(99),
-      max: l.h.max,
-      changes,
-      parleyCpuMs: perRequest(l.cpu.server, l),
-      databaseCpuMs: perRequest(l.cpu.database, l),
-      otherCpu: l.cpu.other,
-    },
-    latency: summarize(l.h),
-  });
   const changesPerSync = catchUp.users.reduce((s, u) => s + u.changes, 0) / catchUp.users.length;
   const range = (values: number[]) => (Math.min(...values) === Math.max(...values) ? `${values[0]}` : `${Math.min(...values)}–${Math.max(...values)}`);
   const changeCounts = range(catchUp.users.map((u) => u.changes));
   const conversationCounts = range(catchUp.users.map((u) => u.conversations));
   const clients = p.storm.groups * p.storm.size;
   const rows: Row[] = [
-    loopRow(`GET /sync, ${changeCounts} changes since the cursor (limit ${p.limit}), ${p.inFlight} in flight`, true, syncLoop, changesPerSync),
-    loopRow(`GET /conversations?limit=${p.inboxLimit} (the inbox’s first page), baseline`, false, inboxLoop, NaN),
+    loopRow(`GET /sync, ${changeCounts} changes since the cursor (limit ${p.limit}), ${p.inFlight} in flight`, true, syncLoop, { changes: changesPerSync }),
+    loopRow(`GET /conversations?limit=${p.inboxLimit} (the inbox’s first page), baseline`, false, inboxLoop, { changes: NaN }),
     {
       setup: `reconnect storm: ${clients.toLocaleString('en-US')} clients catch up, ${p.storm.inFlight} in flight`,
       parley: true,

@@ -11,7 +11,7 @@
 //    ones to find its 30.
 // Closed loops, two requests in flight; latency and the CPU Parley and PostgreSQL use per request.
 import { jsonClient } from '../lib/http.js';
-import { eachLimited, measureLoop, type Loop } from '../lib/loops.js';
+import { eachLimited, loopRow, measureLoop, type Loop } from '../lib/loops.js';
 import { log, progress } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { summarize, type Histogram } from '../lib/stats.js';
@@ -77,31 +77,14 @@ export async function threads(options: BenchOptions): Promise<Omit<Result, 'mach
   }
   const { loops, setupSeconds, threadCount } = result;
 
-  const perRequest = (cores: number, l: Loop) => (cores * l.ms) / l.h.count;
-  const row = (setup: string, parley: boolean, l: Loop): Row => ({
-    setup,
-    parley,
-    figures: {
-      requests: l.h.count,
-      perSecond: l.h.count / (l.ms / 1000),
-      p50: l.h.percentile(50),
-      p95: l.h.percentile(95),
-      p99: l.h.percentile(99),
-      max: l.h.max,
-      parleyCpuMs: perRequest(l.cpu.server, l),
-      databaseCpuMs: perRequest(l.cpu.database, l),
-      otherCpu: l.cpu.other,
-    },
-    latency: summarize(l.h),
-  });
   const long = p.longThread.toLocaleString('en-US');
   const rows: Row[] = [
-    row(`GET /threads, a user in ${threadCount} threads`, true, loops.threads),
-    row('GET /conversations?limit=30, the same user (baseline)', false, loops.threadsBaseline),
-    row(`GET /messages/{id}/thread, ${long} replies: newest page and a middle page`, true, loops.thread),
-    row(`GET /conversations/{id}/messages, ${long} messages: the same pages (baseline)`, false, loops.history),
-    row(`GET /conversations?limit=30, ${p.inboxConversations.toLocaleString('en-US')} conversations: ${p.pinned} pinned, ${p.archived.toLocaleString('en-US')} archived`, true, loops.inbox),
-    row(`GET /conversations?limit=30, the same ${p.inboxConversations.toLocaleString('en-US')} conversations before (baseline)`, false, loops.inboxBaseline),
+    loopRow(`GET /threads, a user in ${threadCount} threads`, true, loops.threads),
+    loopRow('GET /conversations?limit=30, the same user (baseline)', false, loops.threadsBaseline),
+    loopRow(`GET /messages/{id}/thread, ${long} replies: newest page and a middle page`, true, loops.thread),
+    loopRow(`GET /conversations/{id}/messages, ${long} messages: the same pages (baseline)`, false, loops.history),
+    loopRow(`GET /conversations?limit=30, ${p.inboxConversations.toLocaleString('en-US')} conversations: ${p.pinned} pinned, ${p.archived.toLocaleString('en-US')} archived`, true, loops.inbox),
+    loopRow(`GET /conversations?limit=30, the same ${p.inboxConversations.toLocaleString('en-US')} conversations before (baseline)`, false, loops.inboxBaseline),
   ];
   const notes: string[] = [`The data was written through the API in ${Math.round(setupSeconds)} s.`];
   for (const r of rows) {

@@ -3,6 +3,8 @@
 import { closedLoop } from './publisher.js';
 import { cpuAccount, progress, type CpuShares } from './procs.js';
 import { Histogram } from './stats.js';
+import type { Row } from './report.js';
+import { summarize } from './stats.js';
 import type { Target } from './targets.js';
 
 export interface Loop {
@@ -48,4 +50,26 @@ export async function eachLimited<T>(items: readonly T[], concurrency: number, f
       }
     }),
   );
+}
+
+/** A measured loop as a report row: requests, rate, latency percentiles, CPU per request (plus any extra figures). */
+export function loopRow(setup: string, parley: boolean, l: Loop, extra: Record<string, number> = {}): Row {
+  const perRequest = (cores: number) => (cores * l.ms) / l.h.count;
+  return {
+    setup,
+    parley,
+    figures: {
+      requests: l.h.count,
+      perSecond: l.h.count / (l.ms / 1000),
+      p50: l.h.percentile(50),
+      p95: l.h.percentile(95),
+      p99: l.h.percentile(99),
+      max: l.h.max,
+      ...extra,
+      parleyCpuMs: perRequest(l.cpu.server),
+      databaseCpuMs: perRequest(l.cpu.database),
+      otherCpu: l.cpu.other,
+    },
+    latency: summarize(l.h),
+  };
 }
