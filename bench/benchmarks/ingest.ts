@@ -23,7 +23,7 @@ import { startWebhookReceiver } from '../lib/webhooks.js';
 import { marker } from '../load/protocol.js';
 import type { BenchOptions } from '../run.js';
 
-interface Params {
+export interface Params {
   pairs: number;
   inFlight: number;
   seconds: number;
@@ -35,7 +35,7 @@ interface Params {
 }
 
 /** One send load measured: its row and its latencies. */
-interface Measured {
+export interface Measured {
   readonly row: Row;
   /** Messages sent during the measurement (warm-up included, for counting webhooks). */
   readonly sent: number;
@@ -182,12 +182,12 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
   };
 }
 
-interface Conversation {
+export interface Conversation {
   readonly id: number;
   readonly members: readonly [{ id: number; token: string }, { id: number; token: string }];
 }
 
-async function setUp(t: Target, p: Params): Promise<Conversation[]> {
+export async function setUp(t: Target, p: Params): Promise<Conversation[]> {
   const parley = t.node!;
   const line = progress(`${t.name}: setup`);
   const conversations: Conversation[] = [];
@@ -235,7 +235,7 @@ async function threadRoots(t: Target, conversations: Conversation[]): Promise<Ma
  * receiverPid: the webhook receiver's process, whose CPU is counted with the clients'. roots: send every message as a
  * reply in its conversation's thread.
  */
-async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string, receiverPid?: number, roots?: Map<number, number>): Promise<Measured> {
+export async function sendLoad(t: Target, p: Params, conversations: Conversation[], setup: string, receiverPid?: number, roots?: Map<number, number>): Promise<Measured> {
   const parley = t.node!;
   const { pool, failed, errors } = await ClientPool.connect({
     label: `${t.name}: members`,

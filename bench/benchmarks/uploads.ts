@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { sleep } from '../../testkit/wait.js';
 import { S3TestServer } from '../../testkit/s3-server.js';
-import { log, progress, rssBytes } from '../lib/procs.js';
+import { log, progress, sampledPeak } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
 import type { BenchOptions } from '../run.js';
@@ -116,19 +116,4 @@ async function measureSetup(label: string, start: () => Promise<Target>, fileByt
   } finally {
     await t.stop();
   }
-}
-
-/** Runs work while sampling the process's RSS every 5 ms: the peak above the RSS just before, and the seconds it took. */
-async function sampledPeak(pid: number, work: () => Promise<void>): Promise<{ growth: number; seconds: number }> {
-  const before = rssBytes(pid);
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 5);
-  const started = performance.now();
-  try {
-    await work();
-  } finally {
-    clearInterval(sampler);
-  }
-  peak = Math.max(peak, rssBytes(pid));
-  return { growth: Math.max(0, peak - before), seconds: (performance.now() - started) / 1000 };
 }

@@ -8,6 +8,21 @@ export function rssBytes(pid: number): number {
   return match ? Number(match[1]) * 1024 : NaN;
 }
 
+/** Runs work while sampling the process's RSS every 5 ms: the peak above the RSS just before, and the seconds it took. */
+export async function sampledPeak(pid: number, work: () => Promise<void>): Promise<{ growth: number; seconds: number }> {
+  const before = rssBytes(pid);
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 5);
+  const started = performance.now();
+  try {
+    await work();
+  } finally {
+    clearInterval(sampler);
+  }
+  peak = Math.max(peak, rssBytes(pid));
+  return { growth: Math.max(0, peak - before), seconds: (performance.now() - started) / 1000 };
+}
+
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** CPU seconds (user + system) a process has used so far. */
