@@ -1,10 +1,11 @@
-// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|threads|uploads|all> [--smoke]
+// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|threads|uploads|compliance|all> [--smoke]
 //
 // Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
 // full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
 // SVG charts under docs/bench/. See docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { chatE2e } from './benchmarks/chat-e2e.js';
+import { compliance } from './benchmarks/compliance.js';
 import { connections } from './benchmarks/connections.js';
 import { fanout } from './benchmarks/fanout.js';
 import { ingest } from './benchmarks/ingest.js';
@@ -36,6 +37,7 @@ const RUNNERS: Record<BenchmarkName, Runner> = {
   sync,
   threads,
   uploads,
+  compliance,
 };
 
 const usage = `usage: npm run bench -- <${BENCHMARKS.join('|')}|all> [--smoke] [--no-docs] [--setup S]

@@ -47,6 +47,10 @@ const WHAT: Record<string, string> = {
     'The reads of API v1.2 through the HTTP API on PostgreSQL, on data written through the API: `GET /threads` for a user who takes part in 500 threads (50 groups of 10, ten threads each, and five more per group the user is not in); ' +
     '`GET /messages/{id}/thread` of a thread of 10,000 replies (its newest page and a page from its middle, in turn); the inbox’s first page (`GET /conversations?limit=30`) of a user in 1,100 direct conversations with the 1,000 most recently active archived and 10 older ones pinned. ' +
     'Two requests in flight, closed loops. Baselines in the same run: the same user’s inbox page; the same two pages of a conversation’s history with 10,000 messages; the same inbox before anything was archived or pinned.',
+  compliance:
+    'A user with 100,000 messages across 50 direct conversations (loaded with SQL on conversations made through the API) on PostgreSQL. ' +
+    'Export: `GET /users/{id}/export` read to the end and parsed (every message must be in it) while the Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before. ' +
+    'Erasure: `DELETE /users/{id}?messages=erase` sent as the ingest benchmark’s load starts on the same node (200 direct conversations, both members connected, 32 sends in flight); the ingest rate during the erasure against the better of the same load just before and just after it; the erasure’s time from the request to its job’s completion, after which no body of the user’s messages is left.',
   uploads:
     '25 MB files of random bytes posted to `POST /attachments` (multipart/form-data) five times one at a time, then four at once, to a Parley storing attachments on local disk (the default) and to one storing them in an S3-compatible bucket (s3rver, run by the benchmark; multipart uploads to the bucket as with S3 or MinIO), both on the embedded database. ' +
     'The Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before the upload. Baseline: the size of the file itself, which a server that buffered uploads would grow by.',
@@ -131,7 +135,7 @@ export function writeDocs(): string[] {
     '',
     '```bash',
     'npm install',
-    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, threads, uploads, all',
+    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, threads, uploads, compliance, all',
     'npm run bench -- all --smoke     # a few clients for a second or two: checks they work (CI runs this)',
     'npm run bench:install-soketi     # optional: Soketi 1.6.1 in bench/soketi/, outside Parley\'s dependencies',
     '```',
