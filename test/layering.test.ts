@@ -1,0 +1,116 @@
+// The server's layering, read from its imports (type-only and dynamic imports count too, with the TypeScript
+// compiler's own import scanner): the layers of issue 28 and which way each may point.
+//   contract < store < chat < http   a lower layer never imports a higher one (src/contract is the bottom);
+//   realtime                          never imports chat or store (it speaks the Pusher protocol, not chat);
+//   migrations                        src/store/migrations/NNN_*.ts never import each other (each is frozen
+//                                     as it ran; shared SQL lives in repeatable definitions, store/functions);
+//   bench                             reaches src only through its public entry points (PUBLIC_ENTRY_POINTS),
+//                                     and no benchmark or bench/lib module imports the runner bench/run.ts.
+// The web client's own structure is kept by test/web/structure.test.ts.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** What bench/ may import from src/: the app's composition, its configuration and the contract, nothing inside a layer. */
+const PUBLIC_ENTRY_POINTS = ['src/main.ts', 'src/app.ts', 'src/app/index.ts', 'src/config.ts', 'src/config/index.ts', 'src/contract/index.ts'];
+
+/** The ordered layers: a module of one may import its own and lower ones only. */
+const LAYERS = ['contract', 'store', 'chat', 'http'] as const;
+
+/**
+ * Imports that break a rule today and are known to: each goes when the item of issue 28 named beside it lands.
+ * Keep this list short and shrinking; a new violation fails the test, and an entry no longer found is reported
+ * (as a diagnostic) so it can be removed.
+ */
+const KNOWN_VIOLATIONS: readonly { readonly from: string; readonly to: string; readonly item: string }[] = [
+  // Item 1 (src/contract): the resources move below the store.
+  ...['messages', 'own-state', 'reactions', 'read-model', 'threads'].map((m) => ({ from: `src/store/${m}.ts`, to: 'src/chat/resources.js', item: '1: contract' })),
+  // Item 3 (realtime as pairs): the Redis connection moves out of store/.
+  ...['apps', 'fanout/redis-occupancy', 'fanout/redis-occupied', 'fanout/redis-presence', 'fanout/redis'].map((m) => ({ from: `src/realtime/${m}.ts`, to: 'src/store/redis.ts', item: '3: realtime as pairs' })),
+  // Item 7 (bench): BenchOptions moves to bench/lib; search folds its words without src/chat/search.ts.
+  ...['chat-e2e', 'compliance', 'connections', 'fanout', 'ingest', 'search', 'sync', 'threads', 'uploads'].map((b) => ({ from: `bench/benchmarks/${b}.ts`, to: 'bench/run.ts', item: '7: bench' })),
+  { from: 'bench/benchmarks/search.ts', to: 'src/chat/search.ts', item: '7: bench' },
+];
+
+interface Import {
+  readonly from: string;
+  readonly to: string;
+}
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  if (!existsSync(join(ROOT, dir))) return out;
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const path = join(dir, name);
+    if (name === 'node_modules') continue;
+    if (statSync(join(ROOT, path)).isDirectory()) out.push(...filesUnder(path));
+    else if (/\.m?ts$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** A relative specifier ('./x.js', '../store/index.js') as the project file it names, or null (a package). */
+function resolveSpecifier(from: string, specifier: string): string | null {
+  if (!specifier.startsWith('.')) return null;
+  const base = join(dirname(from), specifier);
+  for (const candidate of [base.replace(/\.m?js$/, (ext) => (ext === '.mjs' ? '.mts' : '.ts')), base, `${base}.ts`, join(base, 'index.ts')]) {
+    if (existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile()) return candidate;
+  }
+  return base; // not found on disk (a module being moved): still judged by its path
+}
+
+/** Every project import of the files under these folders (paths relative to the root, with / separators). */
+function imports(...dirs: string[]): Import[] {
+  const found: Import[] = [];
+  for (const file of dirs.flatMap(filesUnder)) {
+    const scanned = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
+    for (const ref of scanned.importedFiles) {
+      const to = resolveSpecifier(file, ref.fileName);
+      if (to !== null) found.push({ from: slash(file), to: slash(to) });
+    }
+  }
+  return found;
+}
+
+const slash = (path: string) => path.split('\\').join('/');
+/** The top folder of a src path ('src/chat/x.ts' → 'chat'), or null outside src or for a file directly in it. */
+const folderOf = (path: string) => /^src\/([^/]+)\//.exec(path)?.[1] ?? null;
+const MIGRATION = /^src\/store\/migrations\/\d{3}_[^/]+\.ts$/;
+
+/** The rule an import breaks, or null. */
+function brokenRule(i: Import): string | null {
+  const from = folderOf(i.from);
+  const to = folderOf(i.to);
+  const fromLayer = LAYERS.indexOf(from as (typeof LAYERS)[number]);
+  const toLayer = LAYERS.indexOf(to as (typeof LAYERS)[number]);
+  if (fromLayer >= 0 && toLayer > fromLayer) return `${from} is below ${to} (contract < store < chat < http)`;
+  if (from === 'realtime' && (to === 'chat' || to === 'store')) return `realtime never imports ${to}`;
+  if (MIGRATION.test(i.from) && MIGRATION.test(i.to)) return 'migrations never import each other';
+  if (i.from.startsWith('bench/') && i.to.startsWith('src/') && !PUBLIC_ENTRY_POINTS.includes(i.to)) return `bench reaches src only through ${PUBLIC_ENTRY_POINTS.join(', ')}`;
+  if (i.from.startsWith('bench/') && i.from !== 'bench/run.ts' && i.to === 'bench/run.ts') return 'only the runner imports the benchmarks, never the other way (bench/lib/benchmark.ts holds what they share)';
+  return null;
+}
+
+const known = (i: Import) => KNOWN_VIOLATIONS.some((k) => k.from === i.from && k.to === i.to);
+
+describe('server layering (issue 28)', () => {
+  const all = imports('src', 'bench');
+
+  test('the imports are read (sanity: src/main.ts imports something of src, bench/run.ts a benchmark)', () => {
+    assert.ok(all.some((i) => i.from === 'src/main.ts' && i.to.startsWith('src/')), 'no import read from src/main.ts');
+    assert.ok(all.some((i) => i.from === 'bench/run.ts' && i.to.startsWith('bench/benchmarks/')), 'no import read from bench/run.ts');
+  });
+
+  test('no import breaks a layering rule, beyond the known ones listed', (t) => {
+    const broken = all.map((i) => ({ ...i, rule: brokenRule(i) })).filter((i) => i.rule !== null);
+    const stale = KNOWN_VIOLATIONS.filter((k) => !broken.some((b) => b.from === k.from && b.to === k.to));
+    for (const k of stale) t.diagnostic(`known violation no longer found, remove it from KNOWN_VIOLATIONS: ${k.from} → ${k.to}`);
+    const unknown = broken.filter((b) => !known(b)).map((b) => `${b.from} → ${b.to}: ${b.rule}`);
+    assert.deepEqual(unknown, []);
+  });
+});
