@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { createApp } from '../src/app.js';
+import { createApp } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { SECRETS } from '../testkit/secrets.js';
 

@@ -1,7 +1,7 @@
 // Process entry: configuration (with the development secrets of the embedded default), the app, listening, the
 // banner, graceful shutdown. A start that fails prints one line saying what is wrong and how to fix it, and
 // exits with 2 for a configuration error or 1 for anything else (startup-errors.ts).
-import { createApp, type App } from './app.js';
+import { createApp, type App } from './app/index.js';
 import { loadConfig, type Config } from './config.js';
 import { devSecretsFile, loadDevSecrets } from './config/dev-secrets.js';
 import { createTokenIssuer } from './http/auth.js';

@@ -15,7 +15,7 @@ export interface ChannelAuthorizer {
   authenticateUser(socketId: string, actor: Actor): { auth: string; user_data: string };
 }
 
-/** Everything the routes use, built once in app.ts. */
+/** Everything the routes use, built once in src/app/. */
 export interface HttpDeps {
   readonly config: Config;
   readonly chat: ChatContext;

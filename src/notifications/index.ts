@@ -1,4 +1,4 @@
-// Notifications, put together for app.ts: what the chat's use cases write to the outbox in their
+// Notifications, put together for the composition root (src/app/delivery.ts): what the chat's use cases write to the outbox in their
 // transactions (the rows of an action's events), and the worker that delivers them (outbox-worker.ts).
 // Webhooks (webhooks.ts): one row per URL for each event of a WEBHOOK_TYPES type; Web Push: one 'push' row per
 // MessageSent (src/push, which decides the recipients at delivery).
@@ -10,7 +10,7 @@ import type { SentOutbox } from '../store/messages.js';
 import type { Tx } from '../store/transaction.js';
 import { WEBHOOK_TYPES, type WebhookDraft, type WebhookPayload } from './webhooks.js';
 import { LEASE_MS, type OutboxWorker } from './outbox-worker.js';
-import { EVENTS } from '../events/catalog.js';
+import { EVENTS } from '../contract/events.js';
 
 /** What a use case needs: rows for its events, written in its transaction, and a wake after its commit. */
 export interface Notifications {

@@ -1,4 +1,4 @@
-// Web Push, put together for app.ts: the VAPID keys, the endpoint rules for the routes, and the deliverer of
+// Web Push, put together for the composition root (src/app/delivery.ts): the VAPID keys, the endpoint rules for the routes, and the deliverer of
 // a MessageSent push (which the outbox calls with the row's job; src/push/message-push.ts).
 import type { Logger } from 'pino';
 import type { PushSettings } from '../chat/push.js';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTokenIssuer } from '../../src/http/auth.js';
 import { requestJson, type JsonResponse } from '../../testkit/http.js';

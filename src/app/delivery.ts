@@ -1,0 +1,46 @@
+// What happened, delivered outside the sockets: the outbox's worker of this node, the host app's webhooks
+// (CHAT_WEBHOOK_*) and Web Push (CHAT_VAPID_*). Rows are written in each action's transaction; the worker
+// delivers them after.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Notifications } from '../notifications/index.js';
+import { createNotifications } from '../notifications/index.js';
+import { outboxMetrics } from '../notifications/metrics.js';
+import { createOutboxWorker, type OutboxWorker } from '../notifications/outbox-worker.js';
+import { loadWebhookSecret, webhookDeliverer } from '../notifications/webhooks.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { PresenceTracker } from '../presence/tracker.js';
+import { pushAudience } from '../push/audience.js';
+import { createWebPush, type WebPush } from '../push/index.js';
+import { PUSH_OUTBOX_KIND, pushDeliverer } from '../push/outbox.js';
+import type { Database } from '../store/database.js';
+
+export interface Delivery {
+  readonly outbox: OutboxWorker;
+  /** What the chat's actions call to write their outbox rows. */
+  readonly notifications: Notifications;
+  readonly push: WebPush;
+}
+
+export function startDelivery(config: Config, database: Database, online: PresenceTracker, metrics: Metrics, logger: Logger): Delivery {
+  const db = database.db;
+  const outbox = createOutboxWorker({ db, logger, events: outboxMetrics(metrics.registry, db) });
+  // push: a 'push' row for each MessageSent while any browser is subscribed, delivered by src/push (which
+  // decides the recipients at delivery).
+  const pushSubscribers = pushAudience(db);
+  const notifications = createNotifications({ webhookUrls: config.webhooks.urls, push: () => pushSubscribers.any(), worker: outbox });
+  const push = createWebPush({ config, db, presence: online, audience: pushSubscribers, logger });
+  outbox.register({ kind: PUSH_OUTBOX_KIND, deliver: pushDeliverer(push) });
+  if (config.webhooks.urls.length > 0) {
+    outbox.register(
+      webhookDeliverer({
+        secret: loadWebhookSecret(config),
+        async offline(userIds) {
+          const beats = await online.lastBeats(userIds);
+          return userIds.filter((id) => !beats.has(id));
+        },
+      }),
+    );
+  }
+  return { outbox, notifications, push };
+}
