@@ -8,7 +8,7 @@ import { inTransaction } from '../store/transaction.js';
 import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
-import type { AttachmentResource } from './resources.js';
+import type { AttachmentResource } from '../contract/resources.js';
 import { attachmentResource } from '../store/read-model.js';
 import { wellFormed } from './text.js';
 import { describeImage, IMAGE_TYPES, type ImageInfo } from './images.js';

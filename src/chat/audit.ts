@@ -3,7 +3,7 @@ import { auditPage, type AuditRecord } from '../store/audit.js';
 import type { ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeIdCursor } from './cursors.js';
-import { iso } from './resources.js';
+import { iso } from '../contract/resources.js';
 
 /** An entry as GET /audit answers it: its time as ISO 8601. */
 export type AuditEntryView = Omit<AuditRecord, 'at'> & { readonly at: string };

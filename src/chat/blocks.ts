@@ -9,7 +9,7 @@ import { lockConversation, lockUsers } from '../store/locks.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
-import type { UserResource } from './resources.js';
+import type { UserResource } from '../contract/resources.js';
 import { userResource } from '../store/read-model.js';
 
 export async function listBlocks(ctx: ChatContext, actor: Actor): Promise<{ data: UserResource[]; messaging_blocked_user_ids: number[] }> {

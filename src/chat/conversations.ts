@@ -4,7 +4,7 @@ import { isErased } from '../store/erasure.js';
 import { lockUsers } from '../store/locks.js';
 import { ownLastMessages } from '../store/own-state.js';
 import { conversationView, loadSharedConversations, type SharedConversation } from '../store/read-model.js';
-import type { ConversationView } from './resources.js';
+import type { ConversationView } from '../contract/resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';

@@ -13,7 +13,7 @@ import {
   sentMessageIdsPage,
 } from '../store/export.js';
 import { loadHistoryItems, mutedAt } from '../store/read-model.js';
-import { isoOrNull } from './resources.js';
+import { isoOrNull } from '../contract/resources.js';
 import { notFound } from './errors.js';
 
 /** The document's keys, in the order written. */

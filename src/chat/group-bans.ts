@@ -11,7 +11,7 @@ import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { forbidden, invalid, notFound } from './errors.js';
 import { lockGroup, participantsChanged } from './groups.js';
-import { iso, isoOrNull } from './resources.js';
+import { iso, isoOrNull } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 
 export interface GroupBanView {

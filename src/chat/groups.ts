@@ -1,6 +1,7 @@
 // Groups: creation, settings, participants and roles, leaving and deletion. Each change is a unit of work: lock
 // the group → check the actor's current role → write → emit, so two changes never both pass a stale check.
-import { event, type ChangeType, type DomainEvent } from '../events/catalog.js';
+import type { ChangeType } from '../contract/events.js';
+import { event, type DomainEvent } from '../events/catalog.js';
 import { messagingBlockedUserIds } from '../store/blocks.js';
 import { deleteConversation, insertGroup, participantCount, updateSettings, type GroupSettings } from '../store/conversations.js';
 import type { DB } from '../store/database.js';
@@ -17,7 +18,7 @@ import type { Actor, ChatContext } from './context.js';
 import { ChatError, forbidden, invalid, notFound } from './errors.js';
 import { unitOfWork } from './unit-of-work.js';
 import { getConversation } from './conversations.js';
-import type { ConversationView } from './resources.js';
+import type { ConversationView } from '../contract/resources.js';
 
 export interface GroupInput {
   readonly name?: string;

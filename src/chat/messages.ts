@@ -34,7 +34,7 @@ import { inboxUpdates } from './inbox.js';
 import { replyEvents, threadReplySentPayload, threadUpdated } from './threads.js';
 import { changesOf, unitOfWork, type Work } from './unit-of-work.js';
 import { userBannedError } from './user-bans.js';
-import type { HistoryItem, MessageResource } from './resources.js';
+import type { HistoryItem, MessageResource } from '../contract/resources.js';
 
 export interface SendInput {
   readonly body?: string | null;

@@ -11,7 +11,7 @@ import { mutedAt } from '../store/read-model.js';
 import type { Actor, ChatContext } from './context.js';
 import { getConversation } from './conversations.js';
 import { ChatError, invalid, notFound } from './errors.js';
-import { isoOrNull, type ConversationView } from './resources.js';
+import { isoOrNull, type ConversationView } from '../contract/resources.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
 
 type Change =

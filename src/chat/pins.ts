@@ -11,7 +11,7 @@ import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
 import { ChatError, forbidden, notFound } from './errors.js';
-import { iso, isoOrNull, type HistoryItem } from './resources.js';
+import { iso, isoOrNull, type HistoryItem } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 
 export interface PinState {

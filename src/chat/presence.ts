@@ -6,7 +6,7 @@ import { contactsOf } from '../store/participants.js';
 import { lastSeen, setLastSeen } from '../store/users.js';
 import type { Actor, ChatContext } from './context.js';
 import { forbidden } from './errors.js';
-import { isoOrNull, type PresenceResource } from './resources.js';
+import { isoOrNull, type PresenceResource } from '../contract/resources.js';
 
 async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exceptSocketId?: string): Promise<void> {
   const payload = { user_id: userId, is_online: isOnline };

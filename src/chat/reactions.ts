@@ -10,7 +10,7 @@ import { addReaction, reactionSummaries, removeReaction } from '../store/reactio
 import { refuseIfDirectBlocked } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import { invalid, notFound } from './errors.js';
-import type { ReactionSummary } from './resources.js';
+import type { ReactionSummary } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 
 /** The most distinct emoji one message may carry (reacting with one already there is always fine). */

@@ -12,7 +12,7 @@ import { requireParticipant } from './access.js';
 import { invalid, notFound } from './errors.js';
 import { unitOfWork } from './unit-of-work.js';
 import type { Page } from './conversations.js';
-import { iso, isoOrNull } from './resources.js';
+import { iso, isoOrNull } from '../contract/resources.js';
 
 export async function markRead(
   ctx: ChatContext,

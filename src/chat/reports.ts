@@ -14,7 +14,7 @@ import type { Page } from './conversations.js';
 import { decodeIdCursor } from './cursors.js';
 import { ChatError, notFound } from './errors.js';
 import { deleteForEveryone } from './messages.js';
-import { iso, isoOrNull, type HistoryItem, type UserResource } from './resources.js';
+import { iso, isoOrNull, type HistoryItem, type UserResource } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 import { banUserIn } from './user-bans.js';
 

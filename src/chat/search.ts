@@ -9,7 +9,7 @@ import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { invalid } from './errors.js';
-import type { SearchHit, UserResource } from './resources.js';
+import type { SearchHit, UserResource } from '../contract/resources.js';
 
 /** The longest message search, in characters: a longer q is refused (422). */
 export const SEARCH_QUERY_MAX_CHARS = 999;

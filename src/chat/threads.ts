@@ -13,7 +13,7 @@ import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
 import { invalid, notFound } from './errors.js';
-import { iso, type HistoryItem, type MessageResource } from './resources.js';
+import { iso, type HistoryItem, type MessageResource } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 
 /** What a reply in a thread causes on its conversation's channel: ThreadReplySent, then ThreadUpdated. */

@@ -9,7 +9,9 @@
 //
 // Adding a use case: lock first (store/locks.ts, in its order: the lock also fixes the action's place in the
 // feed), check, write, emit; return what the caller answers. See docs/events.md for what each event carries.
-import { EVENTS, conversationChannel, type DomainEvent, type RevokeReason } from '../events/catalog.js';
+import { conversationChannel } from '../contract/channels.js';
+import { EVENTS, type RevokeReason } from '../contract/events.js';
+import type { DomainEvent } from '../events/catalog.js';
 import { appendChanges, type ChangeDraft } from '../store/change-feed.js';
 import { forgetKnownUser } from '../store/known-users.js';
 import type { ReaderState } from '../store/read-model.js';

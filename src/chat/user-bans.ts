@@ -7,7 +7,7 @@ import { lockUsers } from '../store/locks.js';
 import { SERVER, type ChatContext } from './context.js';
 import { ChatError, notFound } from './errors.js';
 import { futureUntil } from './group-bans.js';
-import { isoOrNull } from './resources.js';
+import { isoOrNull } from '../contract/resources.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
 
 export interface UserBanView {

@@ -3,7 +3,7 @@ import type { DB } from '../store/database.js';
 import * as users from '../store/users.js';
 import { ChatError } from './errors.js';
 import { userBannedError } from './user-bans.js';
-import type { UserResource } from './resources.js';
+import type { UserResource } from '../contract/resources.js';
 
 export type UserProfile = users.ProfileChanges;
 

@@ -1,7 +1,8 @@
 // Domain events → channels, broadcast name and payload → the fan-out driver. Called after commit, before the
 // HTTP response (synchronous dispatch, docs/events.md "Timing rules").
 import type { Logger } from 'pino';
-import { EVENTS, channelsOf, type DomainEvent, type RevokeReason } from './catalog.js';
+import { EVENTS, type RevokeReason } from '../contract/events.js';
+import { channelsOf, type DomainEvent } from './catalog.js';
 
 /** Where frames go: the built-in server's realtime node (which reaches every node through its broker), an external Pusher server, or the log. */
 export interface Fanout {

@@ -1,5 +1,6 @@
-// Request and response schemas shared by the routes. Resources themselves live in chat/resources.ts.
+// Request and response schemas shared by the routes. Resources themselves live in the contract (contract/resources.ts).
 import { Type, type TSchema } from 'typebox';
+import { PageMeta } from '../contract/resources.js';
 
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 export const IdParams = Type.Object({ id: Id });
@@ -13,7 +14,7 @@ export const ErrorBody = Type.Object({
 
 export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
 export const Paged = <T extends TSchema>(schema: T) =>
-  Type.Object({ data: Type.Array(schema), meta: Type.Object({ next_cursor: Type.Union([Type.String(), Type.Null()]) }) });
+  Type.Object({ data: Type.Array(schema), meta: PageMeta });
 
 /** The error responses every user route may answer with, for the OpenAPI document. */
 export const userErrors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody };

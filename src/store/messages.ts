@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { DB } from './database.js';
 import type { LeasedRows } from './outbox.js';
 import { previewsOf, type PreviewRow, type ReaderState } from './read-model.js';
-import type { ParticipantResource } from '../chat/resources.js';
+import type { ParticipantResource } from '../contract/resources.js';
 import type { Conversation, Message } from './schema.js';
 import { THREAD_REPLIERS, type ThreadRow } from './threads.js';
 

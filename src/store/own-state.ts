@@ -5,7 +5,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 import { loadMessages } from './read-model.js';
-import type { MessageResource } from '../chat/resources.js';
+import type { MessageResource } from '../contract/resources.js';
 
 /** The most conversations one user may pin. */
 export const MAX_PINNED_CONVERSATIONS = 10;

@@ -1,7 +1,7 @@
 // Reactions to messages: one row per (message, user, emoji), summarized per message for history items and
 // the MessageReactionsUpdated event.
 import { sql } from 'kysely';
-import type { ReactionSummary } from '../chat/resources.js';
+import type { ReactionSummary } from '../contract/resources.js';
 import type { DB } from './database.js';
 
 /** How many of the users who reacted with one emoji a summary names (the latest first). */

@@ -15,7 +15,7 @@ import {
   type MessageResource,
   type ParticipantResource,
   type UserResource,
-} from '../chat/resources.js';
+} from '../contract/resources.js';
 
 export const attachmentUrl = (id: number): string => `/api/chat/v1/attachments/${id}`;
 

@@ -2,8 +2,8 @@
 // replies (the send function keeps them: store/functions/send.ts) and their deletes (recountThread, here), and the
 // reads of GET /threads and GET /messages/{id}/thread.
 import { sql } from 'kysely';
-import { isoOrNull } from '../chat/resources.js';
-import type { ThreadSummary } from '../events/catalog.js';
+import { isoOrNull } from '../contract/resources.js';
+import type { ThreadSummary } from '../contract/resources.js';
 import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 import { ownMessageFilter } from './own-state.js';

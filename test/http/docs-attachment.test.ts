@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { AttachmentResource } from '../../src/chat/resources.js';
+import { AttachmentResource } from '../../src/contract/resources.js';
 
 const root = new URL('../../', import.meta.url);
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { blockUser, listBlocks, unblockUser } from '../../chat/blocks.js';
-import { UserResource } from '../../chat/resources.js';
+import { UserResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Id, userErrors } from '../schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireParticipant } from '../../chat/access.js';
 import { ChatError } from '../../chat/errors.js';
-import { parseChatChannel } from '../../events/catalog.js';
+import { parseChatChannel } from '../../contract/channels.js';
 import { isValidSocketId } from '../../realtime/index.js';
 import type { HttpDeps } from '../deps.js';
 import { userErrors } from '../schemas.js';

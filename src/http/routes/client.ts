@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { upsertUser } from '../../chat/users.js';
+import type { ClientConfig } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Id } from '../schemas.js';
 
@@ -19,7 +20,8 @@ export const clientRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
     : { app_key: config.broadcast.appKey, ws_host: null, ws_port: null, force_tls: false };
   app.get('/client-config', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
-    return { ...socket, realtime: config.broadcast.driver !== 'log', demo: config.demo };
+    const answer: ClientConfig = { ...socket, realtime: config.broadcast.driver !== 'log', demo: config.demo };
+    return answer;
   });
 
   if (!config.demo) return;

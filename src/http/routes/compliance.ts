@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requestErasure } from '../../chat/erasure.js';
 import { exportUser } from '../../chat/export.js';
-import { HistoryItem, UserResource } from '../../chat/resources.js';
+import { HistoryItem, UserResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { ErrorBody, Id, IdParams } from '../schemas.js';
 

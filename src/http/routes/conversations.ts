@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { getConversation, listInbox, openDirect } from '../../chat/conversations.js';
 import { listMessages, sendMessage } from '../../chat/messages.js';
 import { listReadPositions, markRead } from '../../chat/reads.js';
-import { ConversationView, HistoryItem, MessageResource, ReadPositionResource } from '../../chat/resources.js';
+import { ConversationView, HistoryItem, InboxPage, MessageResource, ReadPositionResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
 
@@ -17,13 +17,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
       tags, summary: 'The inbox: the caller’s conversations, pinned first, then newest activity first (archived=true: the archived ones)',
       querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 100 })), limit: Limit(30), archived: Type.Optional(Type.Boolean()) }),
       response: {
-        200: Type.Object({
-          data: Type.Array(ConversationView),
-          meta: Type.Object({
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-            sync_cursor: Type.String({ description: 'GET /sync from here: taken in the same snapshot as this page.' }),
-          }),
-        }),
+        200: InboxPage,
         ...userErrors,
       },
     },

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { MAX_SLOW_MODE_S, addParticipants, changeRole, createGroup, deleteGroup, leaveGroup, removeParticipant, updateGroup } from '../../chat/groups.js';
 import { banFromGroup, listGroupBans, unbanFromGroup } from '../../chat/group-bans.js';
 import { checkAvatarUrl } from '../../chat/avatar-url.js';
-import { ConversationView } from '../../chat/resources.js';
+import { ConversationView } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, userErrors } from '../schemas.js';
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { MAX_FORWARD_TARGETS, deleteMessage, editMessage, forwardMessage } from '../../chat/messages.js';
 import { hideMessageForMe } from '../../chat/own-state.js';
 import { addMessageReaction, removeMessageReaction } from '../../chat/reactions.js';
-import { MessageReactions, MessageResource } from '../../chat/resources.js';
+import { MessageReactions, MessageResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, userErrors } from '../schemas.js';
 

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { listAudit } from '../../chat/audit.js';
 import { REPORT_NOTE_MAX_CHARS, listReports, reportMessage, resolve } from '../../chat/reports.js';
-import { HistoryItem, UserResource } from '../../chat/resources.js';
+import { HistoryItem, UserResource } from '../../contract/resources.js';
 import { banUser, unbanUser } from '../../chat/user-bans.js';
 import { AUDIT_ACTIONS } from '../../store/audit.js';
 import { REPORT_ACTIONS, REPORT_REASONS, REPORT_STATUSES } from '../../store/schema.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { changeOwnState } from '../../chat/own-state.js';
-import { ConversationView } from '../../chat/resources.js';
+import { ConversationView } from '../../contract/resources.js';
 import { MAX_PINNED_CONVERSATIONS } from '../../store/own-state.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, IdParams, userErrors } from '../schemas.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MAX_PINS } from '../../store/pins.js';
 import { listPins, pinMessage } from '../../chat/pins.js';
-import { HistoryItem } from '../../chat/resources.js';
+import { HistoryItem } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SEARCH_QUERY_MAX_CHARS, searchMessages } from '../../chat/search.js';
-import { SearchHit } from '../../chat/resources.js';
+import { SearchHit } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Id, Limit, Paged, userErrors } from '../schemas.js';
 

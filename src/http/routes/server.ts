@@ -1,7 +1,7 @@
 // Routes for the host application's backend (X-Chat-Server-Key), never for browsers.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { UserResource } from '../../chat/resources.js';
+import { UserResource } from '../../contract/resources.js';
 import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, upsertUser } from '../../chat/users.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, Id } from '../schemas.js';

@@ -1,15 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { GROUP_CHANGES_LIMIT, groupChanges, SYNC_LIMIT, syncAnswerJson, syncChanges } from '../../chat/sync.js';
+import { SyncChange, SyncPage } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, IdParams, userErrors } from '../schemas.js';
-
-const Change = Type.Object({
-  type: Type.String({ description: 'The event name, exactly as broadcast (MessageSent, InboxUpdated, ...).' }),
-  conversation_id: Type.Union([Type.Integer(), Type.Null()]),
-  data: Type.Unknown({ description: 'The event payload, exactly as the event carries it.' }),
-  at: Type.String({ format: 'date-time' }),
-});
 
 export const syncRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat }) => {
   app.get('/sync', {
@@ -21,7 +15,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { cha
         limit: Type.Integer({ minimum: 1, maximum: SYNC_LIMIT.max, default: SYNC_LIMIT.default }),
       }),
       response: {
-        200: Data(Type.Object({ changes: Type.Array(Change), cursor: Type.String(), has_more: Type.Boolean() })),
+        200: Data(SyncPage),
         ...userErrors,
         410: ErrorBody,
       },
@@ -41,7 +35,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { cha
         cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
         limit: Type.Integer({ minimum: 1, maximum: GROUP_CHANGES_LIMIT.max, default: GROUP_CHANGES_LIMIT.default }),
       }),
-      response: { 200: Type.Object({ data: Type.Array(Change), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...userErrors },
+      response: { 200: Type.Object({ data: Type.Array(SyncChange), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...userErrors },
     },
   }, async (request, reply) => {
     const page = await groupChanges(chat, request.actor, request.params.id, request.query);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { HistoryItem } from '../../chat/resources.js';
+import { HistoryItem, ThreadItem } from '../../contract/resources.js';
 import { listThreadReplies, listThreads, markThreadRead } from '../../chat/threads.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, Id, IdParams, Limit, Paged, userErrors } from '../schemas.js';
@@ -25,7 +25,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { c
       tags, summary: 'The threads the caller takes part in, most recent reply first',
       querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 60 })), limit: Limit(30) }),
       response: {
-        200: Paged(Type.Object({ root: HistoryItem, reply_count: Type.Integer(), unread_reply_count: Type.Integer(), last_reply_at: Type.String({ format: 'date-time' }) })),
+        200: Paged(ThreadItem),
         ...userErrors,
       },
     },

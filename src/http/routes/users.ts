@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { USER_QUERY_MAX_CHARS, searchUsers } from '../../chat/search.js';
-import { UserResource } from '../../chat/resources.js';
+import { UserResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Limit, Paged, userErrors } from '../schemas.js';
 

@@ -21,7 +21,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Logger } from 'pino';
 import type PusherSdk from 'pusher';
 import type { Fanout } from '../../events/broadcaster.js';
-import type { RevokeReason } from '../../events/catalog.js';
+import type { RevokeReason } from '../../contract/events.js';
 
 /** Pusher's limit on the channels of one trigger. */
 export const PUSHER_CHANNELS_PER_TRIGGER = 100;

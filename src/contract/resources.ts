@@ -1,5 +1,5 @@
 // The resources of the API (docs/api.md), as TypeBox schemas: one definition gives the TypeScript types, the HTTP
-// response serialization and the OpenAPI document.
+// response serialization, the OpenAPI document and the web client's types (scripts/web-types.ts).
 import { Type, type Static } from 'typebox';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -27,7 +27,9 @@ export const ReplyPreview = Type.Object({
   sender: UserResource,
   deleted: Type.Boolean(),
 });
+export type ReplyPreview = Static<typeof ReplyPreview>;
 export const ForwardedFrom = Type.Object({ message_id: Id, conversation_id: Id, sender: UserResource });
+export type ForwardedFrom = Static<typeof ForwardedFrom>;
 
 export const MessageResource = Type.Object(
   {
@@ -47,9 +49,11 @@ export type MessageResource = Static<typeof MessageResource>;
 export const ReactionSummary = Type.Object({ emoji: Type.String(), count: Type.Integer(), user_ids: Type.Array(Id) });
 export type ReactionSummary = Static<typeof ReactionSummary>;
 
-/** A message as history lists it (v1.1): the MessageResource plus its reactions and the users it mentions. */
 /** A thread under its root (v1.2): participant_ids are the root's sender and the latest 10 repliers, ascending. */
 export const ThreadSummary = Type.Object({ reply_count: Type.Integer({ minimum: 0 }), last_reply_at: Nullable(Timestamp), participant_ids: Type.Array(Id) });
+export type ThreadSummary = Static<typeof ThreadSummary>;
+
+/** A message as history lists it (v1.1): the MessageResource plus its reactions and the users it mentions. */
 
 export const HistoryItem = Type.Object({
   ...MessageResource.properties,
@@ -67,6 +71,7 @@ export type HistoryItem = Static<typeof HistoryItem>;
 
 /** A message's reactions as PUT and DELETE /messages/{id}/reactions/{emoji} answer (v1.1). */
 export const MessageReactions = Type.Object({ message_id: Id, reactions: Type.Array(ReactionSummary) });
+export type MessageReactions = Static<typeof MessageReactions>;
 
 /** A participant's read position (v1.1): the last message read (0: none yet) and when it was marked read. */
 export const ReadPositionResource = Type.Object({
@@ -74,6 +79,7 @@ export const ReadPositionResource = Type.Object({
   last_read_message_id: Type.Integer({ minimum: 0 }),
   last_read_at: Nullable(Timestamp),
 });
+export type ReadPositionResource = Static<typeof ReadPositionResource>;
 
 /** Where a search's words are in a message's body: [start, end) in UTF-16 code units (`body.slice(start, end)`). */
 export const HighlightRange = Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) });
@@ -132,5 +138,52 @@ export const PresenceResource = Type.Object({
 });
 export type PresenceResource = Static<typeof PresenceResource>;
 
+/** A page's position: the cursor of the next page, null on the last one (every paged list's `meta`). */
+export const PageMeta = Type.Object({ next_cursor: Nullable(Type.String()) });
+export type PageMeta = Static<typeof PageMeta>;
+
+/** GET /conversations: a page of the inbox, with the change feed's position taken in the same snapshot. */
+export const InboxPage = Type.Object({
+  data: Type.Array(ConversationView),
+  meta: Type.Object({
+    next_cursor: Nullable(Type.String()),
+    sync_cursor: Type.String({ description: 'GET /sync from here: taken in the same snapshot as this page.' }),
+  }),
+});
+export type InboxPage = Static<typeof InboxPage>;
+
+/** One thread of GET /threads: its root, its replies, those the caller has not read, and the latest one's time. */
+export const ThreadItem = Type.Object({ root: HistoryItem, reply_count: Type.Integer(), unread_reply_count: Type.Integer(), last_reply_at: Type.String({ format: 'date-time' }) });
+export type ThreadItem = Static<typeof ThreadItem>;
+
+/** One change of GET /sync: an event as it would have arrived live. */
+export const SyncChange = Type.Object({
+  type: Type.String({ description: 'The event name, exactly as broadcast (MessageSent, InboxUpdated, ...).' }),
+  conversation_id: Type.Union([Type.Integer(), Type.Null()]),
+  data: Type.Unknown({ description: 'The event payload, exactly as the event carries it.' }),
+  at: Type.String({ format: 'date-time' }),
+});
+export type SyncChange = Static<typeof SyncChange>;
+
+/** GET /sync's answer (under `data`): the changes since the cursor, the cursor to sync from next, and whether more wait. */
+export const SyncPage = Type.Object({ changes: Type.Array(SyncChange), cursor: Type.String(), has_more: Type.Boolean() });
+export type SyncPage = Static<typeof SyncPage>;
+
+/**
+ * GET /api/chat/v1/client-config, what a browser needs before it has a token (out of the OpenAPI document: a
+ * helper of the web client). ws_host and ws_port null: the page's own host and port; realtime false: no socket
+ * server (BROADCAST_DRIVER=log); demo: CHAT_DEMO=1, POST /demo/token signs in by user id and name.
+ */
+export const ClientConfig = Type.Object({
+  app_key: Type.String(),
+  ws_host: Nullable(Type.String()),
+  ws_port: Nullable(Type.Integer()),
+  force_tls: Type.Boolean(),
+  realtime: Type.Boolean(),
+  demo: Type.Boolean(),
+});
+export type ClientConfig = Static<typeof ClientConfig>;
+
+/** Timestamps on the wire: ISO 8601 in UTC with milliseconds. */
 export const iso = (date: Date): string => date.toISOString();
 export const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
