@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createApp } from '../src/app/index.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { SECRETS } from '../testkit/secrets.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');

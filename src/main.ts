@@ -2,7 +2,7 @@
 // banner, graceful shutdown. A start that fails prints one line saying what is wrong and how to fix it, and
 // exits with 2 for a configuration error or 1 for anything else (startup-errors.ts).
 import { createApp, type App } from './app/index.js';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config/index.js';
 import { devSecretsFile, loadDevSecrets } from './config/dev-secrets.js';
 import { createTokenIssuer } from './http/auth.js';
 import { createLogger } from './logger.js';

@@ -2,7 +2,7 @@
 // easily: one line each, with its exit code, the stack only in debug.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError } from '../src/config.js';
+import { ConfigError } from '../src/config/index.js';
 import { databaseStartupError, describeStartupFailure, listenStartupError, redisStartupError, StartupError } from '../src/startup-errors.js';
 
 const systemError = (code: string, message = code) => Object.assign(new Error(message), { code });

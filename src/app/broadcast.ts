@@ -1,7 +1,7 @@
 // Where events go: the built-in server's default app, the external Pusher server's HTTP API
 // (BROADCAST_DRIVER=pusher), or the log (BROADCAST_DRIVER=log); and the channel authorizations browsers get for it.
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { createBroadcaster, logFanout, type Broadcaster, type Fanout } from '../events/broadcaster.js';
 import type { ChannelAuthorizer } from '../http/deps.js';
 import type { Metrics } from '../ops/metrics.js';

@@ -7,7 +7,7 @@ import { createSendQueue } from '../chat/messages.js';
 import { createPresenceService, type PresenceService } from '../chat/presence.js';
 import { memoryRateLimiter, redisRateLimiter, type RateLimiter, type RateLimits } from '../chat/rate-limits.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases, type TypingTracker } from '../chat/typing.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../notifications/index.js';
 import { memoryPresenceTracker, redisPresenceTracker, type PresenceTracker } from '../presence/tracker.js';

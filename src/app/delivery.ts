@@ -2,7 +2,7 @@
 // (CHAT_WEBHOOK_*) and Web Push (CHAT_VAPID_*). Rows are written in each action's transaction; the worker
 // delivers them after.
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Notifications } from '../notifications/index.js';
 import { createNotifications } from '../notifications/index.js';
 import { outboxMetrics } from '../notifications/metrics.js';

@@ -1,7 +1,7 @@
 // The HTTP server: the routes (src/http) with everything they use, and WebSocket upgrades routed to the
 // built-in server's apps by key.
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { createTokenIssuer } from '../http/auth.js';
 import type { ChannelAuthorizer } from '../http/deps.js';
 import { buildHttpApp } from '../http/server.js';

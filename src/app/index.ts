@@ -6,7 +6,7 @@ import type { AttachmentSweeper } from '../chat/attachment-sweeper.js';
 import type { ChatContext } from '../chat/context.js';
 import type { ErasureWorker } from '../chat/erasure.js';
 import type { RetentionSweeper } from '../chat/retention.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { OutboxWorker } from '../notifications/outbox-worker.js';
 import { createMetrics } from '../ops/metrics.js';
 import type { WebPush } from '../push/index.js';

@@ -7,7 +7,7 @@ import type { ChatContext } from '../chat/context.js';
 import { createErasureWorker, type ErasureWorker } from '../chat/erasure.js';
 import { createFeedPruner } from '../chat/feed-pruner.js';
 import { createRetentionSweeper, type RetentionSweeper } from '../chat/retention.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Metrics } from '../ops/metrics.js';
 import { localDiskStorage, s3Storage, type AttachmentStorage } from '../store/attachment-storage.js';
 

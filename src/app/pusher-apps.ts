@@ -2,7 +2,7 @@
 // BROADCAST_APPS_FILE's, each isolated under a Redis prefix of its own (src/realtime/apps.ts).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { PusherAppConfig } from '../config/pusher-apps.js';
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from '../contract/channels.js';
 import {

@@ -1,7 +1,7 @@
 // The database and Redis of this node, opened in that order. A dependency that fails here stops the start with
 // one line saying which and how to fix it (src/startup-errors.ts).
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { migrateToLatest, openDatabase, type Database } from '../store/database.js';
 import { openRedis, type RedisConnections } from '../redis/connections.js';
 import { databaseStartupError, redisStartupError } from '../startup-errors.js';

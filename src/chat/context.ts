@@ -1,5 +1,5 @@
 // What every use case is given: the database, the broadcaster, the limits, the send queue. Built once in src/app/chat.ts.
-import type { Limits } from '../config.js';
+import type { Limits } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../notifications/index.js';
 import type { DB } from '../store/database.js';

@@ -2,7 +2,7 @@
 // the configured (or the embedded default's generated) CHAT_JWT_SECRET, with CHAT_JWT_ISSUER / CHAT_JWT_AUDIENCE
 // when set, and a lifetime of at most CHAT_JWT_MAX_TTL_S. A wrong invocation or setting: one line, exit code 2.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { loadDevSecrets } from '../config/dev-secrets.js';
 import { ChatError } from '../chat/errors.js';
 import { createTokenIssuer, DEFAULT_TOKEN_TTL_SECONDS, parseUserId } from '../http/auth.js';

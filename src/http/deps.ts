@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Actor, ChatContext } from '../chat/context.js';
 import type { PresenceService } from '../chat/presence.js';
 import type { PushSettings } from '../chat/push.js';

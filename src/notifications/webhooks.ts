@@ -6,7 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { ConfigError, SECRET_MIN_BYTES } from '../config/settings.js';
 import { messageSentPayload } from '../events/catalog.js';
 import type { OutboxRow } from '../store/outbox.js';

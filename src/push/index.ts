@@ -2,7 +2,7 @@
 // a MessageSent push (which the outbox calls with the row's job; src/push/message-push.ts).
 import type { Logger } from 'pino';
 import type { PushSettings } from '../chat/push.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { PresenceTracker } from '../presence/tracker.js';
 import type { DB } from '../store/database.js';
 import type { PushAudience } from './audience.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { RETENTION_BATCH, RETENTION_LOCK } from '../../src/chat/retention.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { ConfigError } from '../../src/config/settings.js';
 import { localDiskStorage } from '../../src/store/attachment-storage.js';
 import { countUnread } from '../../src/store/messages.js';

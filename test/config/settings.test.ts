@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, describe, test } from 'node:test';
 import { README, withGeneratedTable } from '../../scripts/config-docs.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { loadDevSecrets } from '../../src/config/dev-secrets.js';
 import { defaultText, readSetting, readSettings, SECRET_MIN_BYTES, SETTINGS, settingDefault, type Setting, type SettingName } from '../../src/config/settings.js';
 import { ROOT } from '../../testkit/root.js';

@@ -1,7 +1,7 @@
 // CHAT_STORAGE and S3_*: the attachment store's configuration, and the errors that name what to fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { SECRETS } from '../../testkit/secrets.js';
 
 test('by default: local disk, a 1 GiB quota and a day for unsent uploads', () => {

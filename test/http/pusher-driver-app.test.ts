@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { until } from '../../testkit/wait.js';
 import { PusherRecorder } from '../support/pusher-recorder.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { isRetryableTransactionError, isStalePlanError, openDatabase } from '../../src/store/database.js';
 import { preparingPool, type PreparingPool } from '../../src/store/prepared.js';
 import { freshPostgres } from '../support/app.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApp, type App } from '../../src/app/index.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { createTokenIssuer } from '../../src/http/auth.js';
 import { requestJson, type JsonResponse } from '../../testkit/http.js';
 import { freshPostgres } from '../../testkit/postgres.js';

@@ -1,13 +1,14 @@
-// The only reader of process.env: environment → typed, frozen configuration, or a ConfigError. The
-// settings (names, types, defaults, meanings) are the rows of config/settings.ts, and the development secrets
-// of the embedded default are read or generated beforehand by config/dev-secrets.ts (main.ts does both). The
-// files it reads are BROADCAST_APPS_FILE's (config/pusher-apps.ts) and CHAT_BLOCKED_WORDS's (config/blocked-words.ts).
+// The configuration wing, the only reader of process.env: environment → typed, frozen Config, or a ConfigError.
+// settings.ts is the table of settings (names, types, defaults, meanings; the README's table comes from it);
+// dev-secrets.ts reads or generates the embedded default's development secrets beforehand (main.ts does both);
+// pusher-apps.ts and blocked-words.ts read BROADCAST_APPS_FILE's and CHAT_BLOCKED_WORDS's files. Each component
+// builds its own settings from this Config; src/app/ composes them.
 import { resolve } from 'node:path';
-import { DEV_SECRET_NAMES, type DevSecrets } from './config/dev-secrets.js';
-import { loadBlockedWords } from './config/blocked-words.js';
-import { loadPusherApps, type PusherAppConfig } from './config/pusher-apps.js';
-import type { S3StorageOptions } from './store/attachment-storage.js';
-import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './config/settings.js';
+import { DEV_SECRET_NAMES, type DevSecrets } from './dev-secrets.js';
+import { loadBlockedWords } from './blocked-words.js';
+import { loadPusherApps, type PusherAppConfig } from './pusher-apps.js';
+import type { S3StorageOptions } from '../store/attachment-storage.js';
+import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './settings.js';
 
 export { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError };
 export type BroadcastDriver = (typeof BROADCAST_DRIVERS)[number];
