@@ -9,11 +9,11 @@ import { ClientPool } from '../lib/clients.js';
 import { sleep } from '../../testkit/wait.js';
 import { nowMs } from '../lib/clock.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { Histogram, percentile, summarize } from '../lib/stats.js';
 import { bareTarget, parleyTarget, type Target } from '../lib/targets.js';
 import { marker } from '../load/protocol.js';
-import type { BenchOptions } from '../run.js';
+import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
 
 const COMPLETION = ['MessageSent', 'InboxUpdated'] as const;
 
@@ -24,85 +24,9 @@ interface Params {
   workers: number;
 }
 
-export async function chatE2e(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const params: Params = { members: smoke ? 5 : 1000, messages: smoke ? 5 : 300, warmup: smoke ? 2 : 20, workers: 2 };
-  const want = (label: string) => options.setups.length === 0 || options.setups.some((s) => label.toLowerCase().includes(s.toLowerCase()));
-  const rows: Row[] = [];
-  const notes: string[] = [];
-  let templates: Templates | undefined;
-
-  if (want('Parley')) {
-    log('- Parley (PostgreSQL)');
-    const t = await parleyTarget();
-    try {
-      const { row, captured } = await runParley(t, params);
-      rows.push(row);
-      templates = captured;
-    } finally {
-      await t.stop();
-    }
-  }
-  if (want('bare')) {
-    log('- bare ws, no database');
-    const t = await bareTarget('buffer', 'bare ws, no database');
-    try {
-      rows.push(await runBare(t, params, templates ?? fallbackTemplates()));
-    } finally {
-      await t.stop();
-    }
-  }
-
-  const parley = rows.find((r) => r.parley);
-  const bare = rows.find((r) => !r.parley);
-  const members = params.members.toLocaleString('en-US');
-  for (const r of rows) {
-    if (r.figures.timeouts > 0) notes.push(`${r.setup}: ${r.figures.timeouts} messages did not reach every member within 10 s.`);
-    if (r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during the measurement.`);
-  }
-  return {
-    benchmark: 'chat-e2e',
-    title: `Chat end-to-end: one message to a group of ${params.members.toLocaleString('en-US')} connected members`,
-    smoke,
-    parameters: {
-      members: params.members,
-      'channels per member': '2 (private-chat.user.{id}, private-chat.conversation.{id}), authorized through /broadcasting/auth',
-      messages: `${params.messages} (after ${params.warmup} not counted), one at a time`,
-      database: 'PostgreSQL (a fresh database)',
-      'client processes': params.workers,
-    },
-    columns: [
-      { key: 'p50', label: 'all members p50 ms' },
-      { key: 'p99', label: 'all members p99 ms' },
-      { key: 'max', label: 'max ms' },
-      { key: 'postP50', label: 'POST answered p50 ms' },
-      { key: 'deliveryP50', label: 'one delivery p50 ms' },
-      { key: 'serverCpu', label: 'server CPU' },
-      { key: 'databaseCpu', label: 'PostgreSQL CPU' },
-      { key: 'otherCpu', label: 'other CPU' },
-    ],
-    rows,
-    comparisons: [],
-    targets: [
-      ...(parley ? [goal(`p99 until every member of ${params.members} has both events`, '≤ 25 ms', parley.figures.p99!, 25, 'at most', ' ms')] : []),
-      // The floor: the bare ws server delivering the same frames to the same clients in the same run.
-      ...(parley && bare
-        ? [goal(`p99 for ${members} members, Parley / the bare ws floor of the same run`, '≤ 1.15×', parley.figures.p99! / bare.figures.p99!, 1.15, 'at most', '×')]
-        : []),
-    ],
-    notes,
-    charts: {
-      bars: [],
-      latency: [
-        {
-          file: 'chat-e2e-latency.svg',
-          title: `Chat: POST → all ${params.members.toLocaleString('en-US')} members have MessageSent and InboxUpdated`,
-          series: rows.map((r) => ({ label: r.setup, curve: r.latency!.curve })),
-          target: { value: 25, label: 'target: p99 ≤ 25 ms' },
-        },
-      ],
-    },
-  };
+export async function chatE2e(options: BenchOptions): Promise<BenchmarkReport> {
+  const p: Params = { members: options.smoke ? 5 : 1000, messages: options.smoke ? 5 : 300, warmup: options.smoke ? 2 : 20, workers: 2 };
+  return report(p, await measure(options, p), options.smoke);
 }
 
 interface Templates {
@@ -111,10 +35,18 @@ interface Templates {
   inbox: Record<string, unknown>;
 }
 
-async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Templates }> {
+// ── setup ──
+
+interface Group {
+  readonly id: number;
+  /** The member who sends. */
+  readonly sender: number;
+}
+
+/** The members (users 1 … N, through the server-key API, as a host app creates them) and their group. */
+async function setUpGroup(t: Target, p: Params): Promise<Group> {
   const parley = t.node!;
   const line = progress('Parley: setup');
-  // Users through the server-key API, as a host app creates them.
   let next = 1;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -130,7 +62,41 @@ async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Te
   if (group.status !== 201) throw new Error(`POST /groups: ${group.status} ${JSON.stringify(group.body)}`);
   const groupId = (group.body as { data: { id: number } }).data.id;
   line(`${p.members} users and group ${groupId} created`, true);
+  return { id: groupId, sender };
+}
 
+// ── measure ──
+
+/** Parley, then the bare baseline delivering the frames Parley sent (or made-up ones when Parley was not run). */
+async function measure(options: BenchOptions, params: Params): Promise<Row[]> {
+  const rows: Row[] = [];
+  let templates: Templates | undefined;
+  if (chosen(options, 'Parley')) {
+    log('- Parley (PostgreSQL)');
+    const t = await parleyTarget();
+    try {
+      const { row, captured } = await runParley(t, params, await setUpGroup(t, params));
+      rows.push(row);
+      templates = captured;
+    } finally {
+      await t.stop();
+    }
+  }
+  if (chosen(options, 'bare')) {
+    log('- bare ws, no database');
+    const t = await bareTarget('buffer', 'bare ws, no database');
+    try {
+      rows.push(await runBare(t, params, templates ?? fallbackTemplates()));
+    } finally {
+      await t.stop();
+    }
+  }
+  return rows;
+}
+
+/** The group's members connected; `messages` sends by one of them, each timed until every member has both events. */
+async function runParley(t: Target, p: Params, { id: groupId, sender }: Group): Promise<{ row: Row; captured: Templates }> {
+  const parley = t.node!;
   const tokens = await Promise.all(Array.from({ length: p.members }, (_, i) => parley.token(i + 1)));
   const { pool, failed, errors } = await ClientPool.connect({
     label: 'Parley: members',
@@ -148,7 +114,7 @@ async function runParley(t: Target, p: Params): Promise<{ row: Row; captured: Te
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
       return { sentAt, answeredAt: nowMs() };
     };
-    const row = await measure(t, pool, p, send);
+    const row = await measureMessages(t, pool, p, send);
     // Real payloads for the baseline: what Parley sent for the last message.
     const message = await parley.request(sender, 'GET', `/conversations/${groupId}/messages?limit=1`);
     const inbox = await parley.request(sender, 'GET', `/conversations/${groupId}`);
@@ -192,13 +158,13 @@ async function runBare(t: Target, p: Params, templates: Templates): Promise<Row>
       await response.text();
       return { sentAt, answeredAt: nowMs() };
     };
-    return { ...(await measure(t, pool, p, send)), setup: 'bare ws, no database', parley: false };
+    return { ...(await measureMessages(t, pool, p, send)), setup: 'bare ws, no database', parley: false };
   } finally {
     pool.close();
   }
 }
 
-async function measure(t: Target, pool: ClientPool, p: Params, send: (seq: number) => Promise<{ sentAt: number; answeredAt: number }>): Promise<Row> {
+async function measureMessages(t: Target, pool: ClientPool, p: Params, send: (seq: number) => Promise<{ sentAt: number; answeredAt: number }>): Promise<Row> {
   const line = progress(`${t.name}: messages`);
   const all: number[] = [];
   const answered: number[] = [];
@@ -267,3 +233,60 @@ function fallbackTemplates(): Templates {
     },
   };
 }
+
+// ── report ──
+
+function report(params: Params, rows: Row[], smoke: boolean): BenchmarkReport {
+  const notes: string[] = [];
+  const parley = rows.find((r) => r.parley);
+  const bare = rows.find((r) => !r.parley);
+  const members = params.members.toLocaleString('en-US');
+  for (const r of rows) {
+    if (r.figures.timeouts > 0) notes.push(`${r.setup}: ${r.figures.timeouts} messages did not reach every member within 10 s.`);
+    if (r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during the measurement.`);
+  }
+  return {
+    benchmark: 'chat-e2e',
+    title: `Chat end-to-end: one message to a group of ${params.members.toLocaleString('en-US')} connected members`,
+    smoke,
+    parameters: {
+      members: params.members,
+      'channels per member': '2 (private-chat.user.{id}, private-chat.conversation.{id}), authorized through /broadcasting/auth',
+      messages: `${params.messages} (after ${params.warmup} not counted), one at a time`,
+      database: 'PostgreSQL (a fresh database)',
+      'client processes': params.workers,
+    },
+    columns: [
+      { key: 'p50', label: 'all members p50 ms' },
+      { key: 'p99', label: 'all members p99 ms' },
+      { key: 'max', label: 'max ms' },
+      { key: 'postP50', label: 'POST answered p50 ms' },
+      { key: 'deliveryP50', label: 'one delivery p50 ms' },
+      { key: 'serverCpu', label: 'server CPU' },
+      { key: 'databaseCpu', label: 'PostgreSQL CPU' },
+      { key: 'otherCpu', label: 'other CPU' },
+    ],
+    rows,
+    comparisons: [],
+    targets: [
+      ...(parley ? [goal(`p99 until every member of ${params.members} has both events`, '≤ 25 ms', parley.figures.p99!, 25, 'at most', ' ms')] : []),
+      // The floor: the bare ws server delivering the same frames to the same clients in the same run.
+      ...(parley && bare
+        ? [goal(`p99 for ${members} members, Parley / the bare ws floor of the same run`, '≤ 1.15×', parley.figures.p99! / bare.figures.p99!, 1.15, 'at most', '×')]
+        : []),
+    ],
+    notes,
+    charts: {
+      bars: [],
+      latency: [
+        {
+          file: 'chat-e2e-latency.svg',
+          title: `Chat: POST → all ${params.members.toLocaleString('en-US')} members have MessageSent and InboxUpdated`,
+          series: rows.map((r) => ({ label: r.setup, curve: r.latency!.curve })),
+          target: { value: 25, label: 'target: p99 ≤ 25 ms' },
+        },
+      ],
+    },
+  };
+}
+

@@ -6,21 +6,43 @@
 import { ClientPool } from '../lib/clients.js';
 import { sleep } from '../../testkit/wait.js';
 import { log, openFiles, progress, rssBytes } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { bareTarget, parleyTarget, type Target } from '../lib/targets.js';
-import type { BenchOptions } from '../run.js';
+import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
 
 const WANTED = 20_000;
 /** File descriptors a server keeps for itself (stdio, epoll, database pool, listening socket, ...). */
 const FD_MARGIN = 150;
 
-export async function connections(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const wanted = smoke ? 50 : WANTED;
-  const want = (label: string) => options.setups.length === 0 || options.setups.some((s) => label.toLowerCase().includes(s.toLowerCase()));
-  const setups: { label: string; start: () => Promise<Target> }[] = [];
-  if (want('Parley')) setups.push({ label: 'Parley', start: () => parleyTarget() });
-  if (want('bare')) setups.push({ label: 'bare ws', start: () => bareTarget('buffer', 'bare ws') });
+export async function connections(options: BenchOptions): Promise<BenchmarkReport> {
+  return report(await measure(setups(options), options.smoke ? 50 : WANTED, options.smoke), options.smoke);
+}
+
+// ── setup ──
+
+interface Setup {
+  readonly label: string;
+  readonly start: () => Promise<Target>;
+}
+
+function setups(options: BenchOptions): Setup[] {
+  const all: Setup[] = [
+    { label: 'Parley', start: () => parleyTarget() },
+    { label: 'bare ws', start: () => bareTarget('buffer', 'bare ws') },
+  ];
+  return all.filter((s) => chosen(options, s.label));
+}
+
+// ── measure ──
+
+interface Measured {
+  readonly rows: Row[];
+  /** Connections opened per setup: as many as wanted, or as many as the server process may open files for. */
+  readonly count: number;
+  readonly notes: string[];
+}
+
+async function measure(setups: Setup[], wanted: number, smoke: boolean): Promise<Measured> {
   const rows: Row[] = [];
   const notes: string[] = [];
   let count = wanted;
@@ -37,11 +59,57 @@ export async function connections(options: BenchOptions): Promise<Omit<Result, '
         );
         count = possible;
       }
-      rows.push(await measure(t, count, smoke));
+      rows.push(await measureSetup(t, count, smoke));
     } finally {
       await t.stop();
     }
   }
+  return { rows, count, notes };
+}
+
+/** One setup: `count` subscribed connections opened, left idle, and the server's memory read before and after. */
+async function measureSetup(t: Target, count: number, smoke: boolean): Promise<Row> {
+  await sleep(smoke ? 200 : 2_000); // let the fresh process settle (JIT, lazy loading)
+  const before = rssBytes(t.pid);
+  const { pool, ms, failed, errors } = await ClientPool.connect({
+    label: `${t.name}: connecting`,
+    url: t.wsUrl,
+    clients: Array.from({ length: count }, (_, i) => ({ channels: [`private-chat.user.${i + 1}`] })),
+    auth: { kind: 'sign', appKey: t.key, appSecret: t.secret },
+    workers: 4,
+    sourceAddresses: 4,
+    concurrency: 100,
+    timeoutMs: 60_000,
+  });
+  try {
+    const line = progress(`${t.name}: idle`);
+    await sleep(smoke ? 200 : 5_000);
+    const after = rssBytes(t.pid);
+    const report = await pool.report();
+    const bytesPerConnection = (after - before) / pool.connected;
+    line(`${Math.round(bytesPerConnection).toLocaleString('en-US')} bytes of RSS per connection (${(before / 2 ** 20).toFixed(0)} → ${(after / 2 ** 20).toFixed(0)} MiB)`, true);
+    if (errors.length > 0) log(`  first errors: ${errors.join('; ')}`);
+    return {
+      setup: t.name,
+      parley: t.parley,
+      figures: {
+        perSecond: pool.connected / (ms / 1000),
+        bytesPerConnection,
+        rssBeforeMiB: before / 2 ** 20,
+        rssAfterMiB: after / 2 ** 20,
+        open: report.open,
+        failed,
+      },
+    };
+  } finally {
+    pool.close();
+  }
+}
+
+// ── report ──
+
+function report({ rows, count, notes: measureNotes }: Measured, smoke: boolean): BenchmarkReport {
+  const notes = [...measureNotes];
   const parley = rows.find((r) => r.parley);
   const bare = rows.find((r) => !r.parley);
   for (const r of rows) if (r.figures.failed > 0) notes.push(`${r.setup}: ${r.figures.failed} connections failed.`);
@@ -95,40 +163,3 @@ export async function connections(options: BenchOptions): Promise<Omit<Result, '
   };
 }
 
-async function measure(t: Target, count: number, smoke: boolean): Promise<Row> {
-  await sleep(smoke ? 200 : 2_000); // let the fresh process settle (JIT, lazy loading)
-  const before = rssBytes(t.pid);
-  const { pool, ms, failed, errors } = await ClientPool.connect({
-    label: `${t.name}: connecting`,
-    url: t.wsUrl,
-    clients: Array.from({ length: count }, (_, i) => ({ channels: [`private-chat.user.${i + 1}`] })),
-    auth: { kind: 'sign', appKey: t.key, appSecret: t.secret },
-    workers: 4,
-    sourceAddresses: 4,
-    concurrency: 100,
-    timeoutMs: 60_000,
-  });
-  try {
-    const line = progress(`${t.name}: idle`);
-    await sleep(smoke ? 200 : 5_000);
-    const after = rssBytes(t.pid);
-    const report = await pool.report();
-    const bytesPerConnection = (after - before) / pool.connected;
-    line(`${Math.round(bytesPerConnection).toLocaleString('en-US')} bytes of RSS per connection (${(before / 2 ** 20).toFixed(0)} → ${(after / 2 ** 20).toFixed(0)} MiB)`, true);
-    if (errors.length > 0) log(`  first errors: ${errors.join('; ')}`);
-    return {
-      setup: t.name,
-      parley: t.parley,
-      figures: {
-        perSecond: pool.connected / (ms / 1000),
-        bytesPerConnection,
-        rssBeforeMiB: before / 2 ** 20,
-        rssAfterMiB: after / 2 ** 20,
-        open: report.open,
-        failed,
-      },
-    };
-  } finally {
-    pool.close();
-  }
-}

@@ -9,10 +9,10 @@
 import { ClientPool } from '../lib/clients.js';
 import { sleep } from '../../testkit/wait.js';
 import { nowMs } from '../lib/clock.js';
-import type { BenchOptions } from '../run.js';
+import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
 import { closedLoop, openLoop, pusherPublisher } from '../lib/publisher.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { summarize } from '../lib/stats.js';
 import { bareTarget, parleyTarget, soketiInstalled, soketiTarget, type Target } from '../lib/targets.js';
 import { marker } from '../load/protocol.js';
@@ -24,9 +24,13 @@ const EVENT = 'bench-event';
 /** Filler that brings an event's data to about 200 bytes, the size of a short chat message event. */
 const FILLER = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud';
 
-export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const params = {
+export async function fanout(options: BenchOptions): Promise<BenchmarkReport> {
+  const p = params(options.smoke);
+  return report(p, await measure(setups(options), p), options.smoke);
+}
+
+function params(smoke: boolean): Params {
+  return {
     clients: smoke ? 20 : 1000,
     workers: 2,
     throughputSeconds: smoke ? 1 : 8,
@@ -36,31 +40,54 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
     warmupSeconds: smoke ? 0.3 : 2,
     rounds: smoke ? 1 : 3,
   };
-  const burstLabel = (name: string) => `${name}, bursts of ${BURST}`;
-  const setups: { label: string; start: () => Promise<Target>; burst?: true }[] = [
+}
+
+// ── setup ──
+
+interface Setup {
+  readonly label: string;
+  readonly start: () => Promise<Target>;
+  readonly burst?: true;
+}
+
+const burstLabel = (name: string) => `${name}, bursts of ${BURST}`;
+
+/** The setups of this run, in the order they take turns; Soketi only in a full run, when installed. */
+function setups(options: BenchOptions): { setups: Setup[]; soketi: boolean } {
+  const all: Setup[] = [
     { label: 'Parley', start: () => parleyTarget() },
     { label: 'bare ws (string)', start: () => bareTarget('string') },
     { label: 'bare ws (Buffer)', start: () => bareTarget('buffer') },
   ];
-  const soketi = !smoke && soketiInstalled();
-  if (soketi) setups.push({ label: 'Soketi', start: () => soketiTarget() });
-  setups.push({ label: burstLabel('Parley'), start: () => parleyTarget(), burst: true });
-  if (soketi) setups.push({ label: burstLabel('Soketi'), start: () => soketiTarget(), burst: true });
-  if (options.setups.length > 0) {
-    const wanted = (label: string) => options.setups.some((s) => label.toLowerCase().includes(s.toLowerCase()));
-    setups.splice(0, setups.length, ...setups.filter((s) => wanted(s.label)));
-  }
-  const notes: string[] = [];
-  if (!soketi && !smoke) notes.push('Soketi 1.6.1 is not installed (npm run bench:install-soketi), so it was left out of this run.');
+  const soketi = !options.smoke && soketiInstalled();
+  if (soketi) all.push({ label: 'Soketi', start: () => soketiTarget() });
+  all.push({ label: burstLabel('Parley'), start: () => parleyTarget(), burst: true });
+  if (soketi) all.push({ label: burstLabel('Soketi'), start: () => soketiTarget(), burst: true });
+  return { setups: all.filter((s) => chosen(options, s.label)), soketi };
+}
 
-  // Rounds, the setups taking turns: a burst of load from outside the benchmark then hurts one round of a
-  // setup, not all of it; each setup's best round (highest deliveries/s) is reported.
+// ── measure ──
+
+interface Measured {
+  /** Each setup's best round, in the setups' order. */
+  readonly rows: Row[];
+  readonly soketi: boolean;
+  /** Why a setup was left out. */
+  readonly notes: string[];
+}
+
+/**
+ * Rounds, the setups taking turns: a burst of load from outside the benchmark then hurts one round of a setup, not
+ * all of it; each setup's best round (highest deliveries/s) is kept.
+ */
+async function measure({ setups, soketi }: { setups: Setup[]; soketi: boolean }, p: Params): Promise<Measured> {
+  const notes: string[] = [];
   const best = new Map<string, Row>();
   const failed = new Set<string>();
-  for (let round = 1; round <= params.rounds; round++) {
+  for (let round = 1; round <= p.rounds; round++) {
     for (const setup of setups) {
       if (failed.has(setup.label)) continue;
-      log(`- ${setup.label}${params.rounds > 1 ? `, round ${round} of ${params.rounds}` : ''}`);
+      log(`- ${setup.label}${p.rounds > 1 ? `, round ${round} of ${p.rounds}` : ''}`);
       let t: Target;
       try {
         t = await setup.start();
@@ -74,7 +101,7 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
         continue;
       }
       try {
-        const row = await measure(t, params, setup.burst ? BURST : 1);
+        const row = await measureRound(t, p, setup.burst ? BURST : 1);
         const previous = best.get(setup.label);
         if (previous === undefined || row.figures.deliveriesPerSecond! > previous.figures.deliveriesPerSecond!) best.set(setup.label, row);
       } finally {
@@ -82,7 +109,15 @@ export async function fanout(options: BenchOptions): Promise<Omit<Result, 'machi
       }
     }
   }
-  const rows = setups.filter((s) => best.has(s.label)).map((s) => best.get(s.label)!);
+  return { rows: setups.filter((s) => best.has(s.label)).map((s) => best.get(s.label)!), soketi, notes };
+}
+
+// ── report ──
+
+function report(params: Params, { rows, soketi, notes: measureNotes }: Measured, smoke: boolean): BenchmarkReport {
+  const notes: string[] = [];
+  if (!soketi && !smoke) notes.push('Soketi 1.6.1 is not installed (npm run bench:install-soketi), so it was left out of this run.');
+  notes.push(...measureNotes);
 
   const by = (prefix: string) => rows.find((r) => r.setup.startsWith(prefix) && !r.setup.includes('bursts'));
   const parley = by('Parley');
@@ -185,7 +220,7 @@ interface Params {
 }
 
 /** One setup's round: throughput, then (one event per trigger only) latency. `burst`: events per trigger. */
-async function measure(t: Target, p: Params, burst: number): Promise<Row> {
+async function measureRound(t: Target, p: Params, burst: number): Promise<Row> {
   const { pool, failed, errors } = await ClientPool.connect({
     label: `${t.name}: clients`,
     url: t.wsUrl,

@@ -8,70 +8,67 @@ import { randomBytes } from 'node:crypto';
 import { sleep } from '../../testkit/wait.js';
 import { S3TestServer } from '../../testkit/s3-server.js';
 import { log, progress, sampledPeak } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
-import type { BenchOptions } from '../run.js';
+import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
 
 const MiB = 2 ** 20;
 const FILE_BYTES = 25 * 1000 * 1000;
 const SEQUENTIAL = 5;
 const CONCURRENT = 4;
 
-export async function uploads(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const fileBytes = smoke ? 2 * 1000 * 1000 : FILE_BYTES;
-  const sequential = smoke ? 1 : SEQUENTIAL;
-  const concurrent = smoke ? 2 : CONCURRENT;
-  const want = (label: string) => options.setups.length === 0 || options.setups.some((s) => label.toLowerCase().includes(s.toLowerCase()));
+export async function uploads(options: BenchOptions): Promise<BenchmarkReport> {
+  const p = params(options.smoke);
+  return report(p, await measure(setups(options), p), options.smoke);
+}
+
+interface Params {
+  readonly fileBytes: number;
+  readonly sequential: number;
+  readonly concurrent: number;
+  readonly smoke: boolean;
+}
+
+function params(smoke: boolean): Params {
+  return { fileBytes: smoke ? 2 * 1000 * 1000 : FILE_BYTES, sequential: smoke ? 1 : SEQUENTIAL, concurrent: smoke ? 2 : CONCURRENT, smoke };
+}
+
+// ── setup ──
+
+interface Setup {
+  readonly label: string;
+  /** Starts the storage the setup needs (if any) and returns a Parley using it, and how to stop that storage. */
+  readonly start: () => Promise<{ target: () => Promise<Target>; close: () => Promise<void> }>;
+}
+
+function setups(options: BenchOptions): Setup[] {
+  const all: Setup[] = [
+    { label: 'Parley, local disk', start: async () => ({ target: () => parleyTarget({ database: 'pglite' }), close: async () => {} }) },
+    {
+      label: 'Parley, S3 (s3rver)',
+      start: async () => {
+        const s3 = await S3TestServer.start('parley-bench');
+        return { target: () => parleyTarget({ database: 'pglite', env: s3.env() }), close: () => s3.close() };
+      },
+    },
+  ];
+  return all.filter((s) => chosen(options, s.label));
+}
+
+// ── measure ──
+
+async function measure(setups: Setup[], p: Params): Promise<Row[]> {
   const rows: Row[] = [];
-  if (want('local disk')) {
-    log('- Parley, local disk');
-    rows.push(await measureSetup('Parley, local disk', () => parleyTarget({ database: 'pglite' }), fileBytes, sequential, concurrent, smoke));
-  }
-  if (want('S3')) {
-    log('- Parley, S3 (s3rver)');
-    const s3 = await S3TestServer.start('parley-bench');
+  for (const setup of setups) {
+    log(`- ${setup.label}`);
+    const storage = await setup.start();
     try {
-      rows.push(await measureSetup('Parley, S3 (s3rver)', () => parleyTarget({ database: 'pglite', env: s3.env() }), fileBytes, sequential, concurrent, smoke));
+      rows.push(await measureSetup(setup.label, storage.target, p.fileBytes, p.sequential, p.concurrent, p.smoke));
     } finally {
-      await s3.close();
+      await storage.close();
     }
   }
-  const worst = Math.max(...rows.map((r) => r.figures.peakOneMiB!));
-  const megabytes = (fileBytes / 1e6).toFixed(0);
-  return {
-    benchmark: 'uploads',
-    title: `Uploads: server memory while receiving ${megabytes} MB files`,
-    smoke,
-    parameters: {
-      file: `${megabytes} MB of random bytes (application/octet-stream), multipart/form-data`,
-      'one at a time': `${sequential} uploads, each measured on its own`,
-      'at once': `${concurrent} uploads in flight together`,
-      memory: 'peak VmRSS of the Parley process (sampled every 5 ms) minus VmRSS just before the upload',
-      database: 'the embedded default (PGlite); the storage is what differs',
-    },
-    columns: [
-      { key: 'peakOneMiB', label: 'peak growth, one upload (MiB)' },
-      { key: 'peakOneRatio', label: 'growth / file size' },
-      { key: 'peakConcurrentMiB', label: `peak growth, ${concurrent} at once (MiB)` },
-      { key: 'megabytesPerSecond', label: 'MB/s, one at a time' },
-    ],
-    rows,
-    comparisons: rows.map((r) => ({ label: `${r.setup}: peak memory growth / size of the file`, value: r.figures.peakOneRatio! })),
-    targets: rows.length > 0 ? [goal(`memory growth for one ${megabytes} MB upload (worst setup)`, '≤ 8 MiB ("at most a few MB")', worst, 8, 'at most', ' MiB')] : [],
-    notes: [],
-    charts: {
-      bars: [
-        {
-          file: 'uploads-memory.svg',
-          title: `Server memory growth while receiving one ${megabytes} MB upload`,
-          unit: 'MiB above the RSS before the upload',
-          bars: [{ label: 'the file itself', value: fileBytes / MiB }, ...rows.map((r) => ({ label: r.setup, value: r.figures.peakOneMiB!, highlight: true }))],
-        },
-      ],
-      latency: [],
-    },
-  };
+  return rows;
 }
 
 async function measureSetup(label: string, start: () => Promise<Target>, fileBytes: number, sequential: number, concurrent: number, smoke: boolean): Promise<Row> {
@@ -117,3 +114,44 @@ async function measureSetup(label: string, start: () => Promise<Target>, fileByt
     await t.stop();
   }
 }
+
+// ── report ──
+
+function report({ fileBytes, sequential, concurrent }: Params, rows: Row[], smoke: boolean): BenchmarkReport {
+  const worst = Math.max(...rows.map((r) => r.figures.peakOneMiB!));
+  const megabytes = (fileBytes / 1e6).toFixed(0);
+  return {
+    benchmark: 'uploads',
+    title: `Uploads: server memory while receiving ${megabytes} MB files`,
+    smoke,
+    parameters: {
+      file: `${megabytes} MB of random bytes (application/octet-stream), multipart/form-data`,
+      'one at a time': `${sequential} uploads, each measured on its own`,
+      'at once': `${concurrent} uploads in flight together`,
+      memory: 'peak VmRSS of the Parley process (sampled every 5 ms) minus VmRSS just before the upload',
+      database: 'the embedded default (PGlite); the storage is what differs',
+    },
+    columns: [
+      { key: 'peakOneMiB', label: 'peak growth, one upload (MiB)' },
+      { key: 'peakOneRatio', label: 'growth / file size' },
+      { key: 'peakConcurrentMiB', label: `peak growth, ${concurrent} at once (MiB)` },
+      { key: 'megabytesPerSecond', label: 'MB/s, one at a time' },
+    ],
+    rows,
+    comparisons: rows.map((r) => ({ label: `${r.setup}: peak memory growth / size of the file`, value: r.figures.peakOneRatio! })),
+    targets: rows.length > 0 ? [goal(`memory growth for one ${megabytes} MB upload (worst setup)`, '≤ 8 MiB ("at most a few MB")', worst, 8, 'at most', ' MiB')] : [],
+    notes: [],
+    charts: {
+      bars: [
+        {
+          file: 'uploads-memory.svg',
+          title: `Server memory growth while receiving one ${megabytes} MB upload`,
+          unit: 'MiB above the RSS before the upload',
+          bars: [{ label: 'the file itself', value: fileBytes / MiB }, ...rows.map((r) => ({ label: r.setup, value: r.figures.peakOneMiB!, highlight: true }))],
+        },
+      ],
+      latency: [],
+    },
+  };
+}
+
