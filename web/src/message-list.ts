@@ -350,14 +350,15 @@ export class MessageList {
         m.pinned_at ? h('span', { className: 'pinned-mark' }, ' · pinned') : null,
       ),
     );
-    // Under a root with replies: "2 replies · last reply 14:05", a dot while replies by others are unread.
+    // Under a root with replies: "2 replies · last reply 14:05", a dot while replies by others are unread. (With
+    // replies, last_reply_at is set: null only in a thread whose replies are all gone.)
     const t = m.thread;
     const replies =
       t && t.reply_count > 0 && thread
         ? h(
             'button',
             { type: 'button', className: 'thread-line' },
-            `${t.reply_count} ${t.reply_count === 1 ? 'reply' : 'replies'} · last reply ${shortTime(t.last_reply_at)}`,
+            `${t.reply_count} ${t.reply_count === 1 ? 'reply' : 'replies'} · last reply ${shortTime(t.last_reply_at!)}`,
             this.actions.unread?.(m.id) ? h('span', { className: 'unread-dot', title: 'New replies' }, h('span', { className: 'visually-hidden' }, ' (new replies)')) : null,
           )
         : null;

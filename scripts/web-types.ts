@@ -1,0 +1,103 @@
+// Writes web/src/contract.generated.ts: the contract's resources and event payloads (src/contract) as plain
+// TypeScript types for the web client, which imports no server code (nor typebox) and so bundles none.
+//   npm run web-types
+// test/web/contract-types.test.ts fails when the file and the contract differ. The schemas are JSON Schema; a
+// sub-schema equal to a named one is written by its name, so the types keep the contract's names.
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as resources from '../src/contract/resources.js';
+import { EVENT_PAYLOADS, EVENTS } from '../src/contract/events.js';
+
+export const WEB_CONTRACT_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'web', 'src', 'contract.generated.ts');
+
+interface Schema {
+  readonly type?: string;
+  readonly anyOf?: readonly Schema[];
+  readonly enum?: readonly unknown[];
+  readonly const?: unknown;
+  readonly items?: Schema;
+  readonly properties?: Readonly<Record<string, Schema>>;
+  readonly required?: readonly string[];
+  readonly patternProperties?: Readonly<Record<string, Schema>>;
+  readonly description?: string;
+}
+
+const literal = (value: unknown): string => (typeof value === 'string' ? `'${value.replace(/[\\']/g, '\\$&')}'` : JSON.stringify(value));
+const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The contract's TypeScript text for the web client. */
+export function webContractTypes(): string {
+  const named = new Map<string, string>(); // a schema's JSON → its name
+  const declarations: string[] = [];
+
+  const print = (schema: Schema, indent: string, self?: Schema): string => {
+    const name = named.get(JSON.stringify(schema));
+    if (name && schema !== self) return name;
+    if (schema.anyOf) return schema.anyOf.map((s) => print(s, indent)).join(' | ');
+    if ('const' in schema) return literal(schema.const);
+    if (schema.enum) return schema.enum.map(literal).join(' | ');
+    switch (schema.type) {
+      case 'string':
+        return 'string';
+      case 'integer':
+      case 'number':
+        return 'number';
+      case 'boolean':
+        return 'boolean';
+      case 'null':
+        return 'null';
+      case 'array': {
+        const item = print(schema.items!, indent);
+        return item.includes(' ') ? `(${item})[]` : `${item}[]`;
+      }
+      case 'object': {
+        if (schema.patternProperties) return `Record<string, ${print(Object.values(schema.patternProperties)[0]!, indent)}>`;
+        const inner = `${indent}  `;
+        const lines = Object.entries(schema.properties ?? {}).map(([key, value]) => {
+          const doc = value.description ? `${inner}/** ${value.description} */\n` : '';
+          const optional = schema.required?.includes(key) ? '' : '?';
+          return `${doc}${inner}${key}${optional}: ${print(value, inner)};`;
+        });
+        return `{\n${lines.join('\n')}\n${indent}}`;
+      }
+      default:
+        return 'unknown';
+    }
+  };
+
+  const declare = (name: string, schema: Schema) => {
+    const existing = named.get(JSON.stringify(schema));
+    if (existing && existing !== name) declarations.push(`export type ${name} = ${existing};`);
+    else {
+      const body = print(schema, '', schema);
+      declarations.push(schema.type === 'object' && !schema.patternProperties ? `export interface ${name} ${body}` : `export type ${name} = ${body};`);
+      named.set(JSON.stringify(schema), name);
+    }
+  };
+
+  // The resources, by name (a type may name one declared after it); each known first, so every use names it.
+  const resourceSchemas = Object.entries(resources as Record<string, unknown>).filter((entry): entry is [string, Schema] => isSchema(entry[1]) && 'type' in entry[1]);
+  for (const [name, schema] of resourceSchemas) if (!named.has(JSON.stringify(schema))) named.set(JSON.stringify(schema), name);
+  for (const [name, schema] of resourceSchemas) declare(name, schema);
+
+  declarations.push('// Event payloads (docs/events.md), by event class name; each is broadcast as EventBroadcasts says.');
+  for (const [name, schema] of Object.entries(EVENT_PAYLOADS)) declare(name.endsWith('Payload') ? name : `${name}Payload`, schema as Schema);
+  const names = Object.keys(EVENT_PAYLOADS);
+  declarations.push(
+    `export interface EventPayloads {\n${names.map((n) => `  ${n}: ${n}Payload;`).join('\n')}\n}`,
+    `export type EventName = keyof EventPayloads;`,
+    '/** The name each event is broadcast as (what pusher-js binds), and the kind of channel it goes to. */\n' +
+      `export interface EventBroadcasts {\n${names.map((n) => `  ${n}: { broadcastAs: ${literal(EVENTS[n as keyof typeof EVENTS].broadcastAs)}; channel: ${literal(EVENTS[n as keyof typeof EVENTS].channel)} };`).join('\n')}\n}`,
+  );
+
+  const header =
+    '// Generated by scripts/web-types.ts from src/contract (docs/api.md, docs/events.md): do not edit by hand.\n' +
+    '// `npm run web-types` writes it again; test/web/contract-types.test.ts fails when it differs from the contract.';
+  return `${[header, ...declarations].join('\n\n')}\n`;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  writeFileSync(WEB_CONTRACT_FILE, webContractTypes());
+  console.log(`wrote ${WEB_CONTRACT_FILE}`);
+}
