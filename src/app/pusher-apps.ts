@@ -6,17 +6,12 @@ import type { Config } from '../config/index.js';
 import type { PusherAppConfig } from '../config/pusher-apps.js';
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from '../contract/channels.js';
 import {
-  LOCAL_PRESENCE,
   PONG_TIMEOUT_SECONDS,
-  REMEMBER_TTL_MS,
-  RememberedSubscribers,
   createRealtimeNode,
   createWebhookSender,
-  localBroker,
-  redisAuthorizationLedger,
-  redisBroker,
+  memoryParts,
   redisForApp,
-  redisPresence,
+  redisParts,
   type AuthorizationLedger,
   type RealtimeNode,
 } from '../realtime/index.js';
@@ -65,7 +60,9 @@ async function startPusherApp(
   const { broadcast } = config;
   const redis = deploymentRedis && (app.chat ? deploymentRedis : redisForApp(deploymentRedis, app.id));
   const appLogger = app.chat ? logger : logger.child({ app: app.id });
-  const authorizations = redis ? redisAuthorizationLedger(redis, REMEMBER_TTL_MS) : new RememberedSubscribers(REMEMBER_TTL_MS);
+  // With Redis: events reach only the nodes subscribed to their channel; presence members and (for the
+  // webhooks) each channel_occupied/channel_vacated are decided once per cluster.
+  const parts = redis ? redisParts(redis, nodeId, appLogger) : memoryParts();
   const realtime = await createRealtimeNode({
     appKey: app.key,
     appSecret: app.secret,
@@ -86,13 +83,9 @@ async function startPusherApp(
     serverOwnedChannelPrefixes: app.chat ? [CHAT_CHANNEL_PREFIX] : [],
     // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
     revocableChannelPrefixes: app.chat && broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
-    // With Redis: events reach only the nodes subscribed to their channel; presence members and (for the
-    // webhooks) each channel_occupied/channel_vacated are decided once per cluster.
-    broker: redis ? redisBroker(redis, nodeId, appLogger.child({ component: 'fanout' })) : localBroker(),
-    presence: redis ? redisPresence(redis, nodeId) : LOCAL_PRESENCE,
-    authorizations,
+    ...parts,
     webhooks: app.webhookUrls.length > 0 ? createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }) : null,
     logger: appLogger.child({ component: 'realtime' }),
   });
-  return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations };
+  return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations: parts.authorizations };
 }

@@ -3,7 +3,7 @@
 // renewal on another node (leases in Redis) is never cut short, and the closing event goes out once.
 import { randomUUID } from 'node:crypto';
 import { event } from '../events/catalog.js';
-import type { RedisConnections } from '../store/redis.js';
+import type { RedisConnections } from '../redis/connections.js';
 import { refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 

@@ -1,7 +1,7 @@
 // Who is online: a user is online from a heartbeat until an offline signal or the timeout after the last beat.
 // The tracker only keeps state and reports transitions; chat/presence.ts decides who hears of them. Each
 // transition is reported once, whichever node sees it (the Redis tracker makes that hold across nodes).
-import type { RedisConnections } from '../store/redis.js';
+import type { RedisConnections } from '../redis/connections.js';
 
 export interface PresenceTracker {
   /** Records a heartbeat; true when the user was offline before (a transition to online). */

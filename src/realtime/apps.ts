@@ -4,7 +4,7 @@
 // the app whose id it names; with Redis each app's keys and topics live under a prefix of their own.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { RedisConnections } from '../store/redis.js';
+import type { RedisConnections } from '../redis/connections.js';
 import type { RealtimeNode } from './node.js';
 
 type Upgradable = Pick<RealtimeNode, 'handleUpgrade'>;

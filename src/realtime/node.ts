@@ -1,10 +1,10 @@
-// One realtime node (as Centrifuge's Node owns its Broker and PresenceManager): it owns this process's
-// channel registry and Pusher-protocol sockets, and is built from one settings object with the parts it is
-// handed: a broker (fanout/local.ts or fanout/redis.ts), a presence store (shared-presence.ts) and an
-// authorization store (remembered-subscribers.ts). What it offers is what reaches the whole cluster: publish,
-// unsubscribe a user, terminate a user's connections, occupancy. Local delivery is the broker's callback:
-// the node hands every publication to its broker and writes to its sockets what the broker hands back.
-// It knows nothing of chat.
+// One realtime node (as Centrifuge's Node owns its Broker and PresenceManager): it owns this process's channel
+// registry and Pusher-protocol sockets, and is built from one settings object with its four parts, each an
+// interface with a memory and a Redis implementation (broker/, presence/, occupancy/, authorizations/; all in
+// memory for a node alone, all in Redis for several: parts.ts). The node calls them the same way either way.
+// What it offers is what reaches the whole cluster: publish, unsubscribe a user, terminate a user's
+// connections, occupancy. Local delivery is the broker's callback: the node hands every publication to its
+// broker and writes to its sockets what the broker hands back. It knows nothing of chat.
 //
 // Delivery is at-most-once: a socket that is slow, closed or reconnecting misses events and recovers them
 // over HTTP.
@@ -15,15 +15,17 @@ import type { Logger } from 'pino';
 import type { Fanout } from '../events/broadcaster.js';
 import type { OccupancyQuery, OccupancyReport, PusherApiBackend } from './api-backend.js';
 import { mergeOccupancy } from './api-backend.js';
-import type { Broker, BrokerHandler, NodeCommand, Publication } from './broker.js';
+import type { Broker, BrokerHandler, NodeCommand, Publication } from './broker/broker.js';
 import { ChannelRegistry } from './channels.js';
 import { channelTypeOf } from './pusher/channel-types.js';
 import { batchSends } from './pusher/connection.js';
 import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
 import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
 import { PusherServer } from './pusher/server.js';
-import type { AuthorizationLedger } from './remembered-subscribers.js';
-import type { PresenceStore } from './shared-presence.js';
+import type { AuthorizationLedger } from './authorizations/authorizations.js';
+import { whenSettled, type MaybePromise } from './maybe-promise.js';
+import type { OccupancyTracker } from './occupancy/occupancy.js';
+import type { PresenceLeft, PresenceManager } from './presence/presence.js';
 import type { WebhookEvent, WebhookSender } from './webhooks.js';
 
 /**
@@ -64,17 +66,19 @@ export interface RealtimeSettings {
   readonly serverOwnedChannelPrefixes: readonly string[];
   /**
    * Private channel name prefixes whose access can be revoked by unsubscribeUser: subscribing needs an
-   * authorization recorded in the authorization store within the last REMEMBER_TTL_MS, so an old signature
+   * authorization recorded in the authorization ledger within the last REMEMBER_TTL_MS, so an old signature
    * cannot be replayed after the user lost access.
    */
   readonly revocableChannelPrefixes: readonly string[];
-  /** How publications reach every node's subscribers: fanout/local.ts alone, fanout/redis.ts with others. */
+  /** How publications reach every node's subscribers (broker/). */
   readonly broker: Broker;
-  /** Presence members and channel occupancy: this node's registry (LOCAL_PRESENCE) or shared by the cluster. */
-  readonly presence: PresenceStore;
+  /** Presence channel members over every node (presence/). */
+  readonly presence: PresenceManager;
+  /** Which channels are occupied on any node, for the channel_occupied and channel_vacated webhooks (occupancy/). */
+  readonly occupancy: OccupancyTracker;
   /**
    * Pending channel authorizations (socket, channel) → user, written by the HTTP auth endpoint and claimed by
-   * the subscribe that follows: in memory for one node, shared with several.
+   * the subscribe that follows (authorizations/).
    */
   readonly authorizations: AuthorizationLedger;
   /** Pusher webhooks (channel_occupied, channel_vacated, member_added, member_removed, client_event), or none. */
@@ -85,11 +89,8 @@ export interface RealtimeSettings {
 /** How long a socket may stay silent after our pusher:ping (Pusher's own figure; not a setting). */
 export const PONG_TIMEOUT_SECONDS = 30;
 
-/** How long an authorization waits for its subscribe before the authorization store forgets it. */
-export const REMEMBER_TTL_MS = 60_000;
-
-/** How often a node with shared presence heartbeats and removes dead nodes' members. */
-const PRESENCE_SWEEP_MS = 5_000;
+/** How often a node heartbeats its presence and occupancy shares and removes dead nodes' (nothing to do in memory). */
+const SWEEP_MS = 5_000;
 
 /** This node's sockets and subscriptions, and what it received from the other nodes (for /metrics). */
 export interface RealtimeStats {
@@ -136,76 +137,162 @@ export interface RealtimeNode extends Fanout, PusherApiBackend {
 
 /** Builds a node and connects it to its broker; it accepts sockets once this resolves. */
 export async function createRealtimeNode(settings: RealtimeSettings): Promise<RealtimeNode> {
-  const { appKey, appSecret, broker } = settings;
-  if (appKey === '' || appSecret === '') throw new TypeError('realtime: appKey and appSecret are required');
+  validate(settings);
+  const logger = settings.logger.child({ component: 'realtime' });
+  const work = new InFlight();
+  const interest = brokerInterest(settings.broker);
+  const announce = announcer(settings, work, logger);
+  const registry = new ChannelRegistry({
+    channelOccupied(channel) {
+      interest.changed(channel, true);
+      announce.occupancyChanged(channel, true);
+    },
+    channelVacated(channel) {
+      interest.changed(channel, false);
+      announce.occupancyChanged(channel, false);
+    },
+    memberRemoved: (channel, userId) => announce.memberLeft(channel, userId),
+  });
+  const server = pusherServer(settings, registry, interest, announce, logger);
+  const here = nodeLocal(settings.authorizations, registry, logger);
+  await settings.broker.start(brokerHandler(registry, server, here, logger));
+  const sweep = setInterval(() => announce.sweep(), SWEEP_MS);
+  sweep.unref();
+  return nodeApi(settings, logger, registry, server, here, async () => {
+    clearInterval(sweep);
+    await announce.withdraw();
+  });
+}
+
+function validate(settings: RealtimeSettings): void {
+  if (settings.appKey === '' || settings.appSecret === '') throw new TypeError('realtime: appKey and appSecret are required');
   for (const name of POSITIVE_SETTINGS) positive(name, settings[name]);
   positive('clientEvents.perSecond', settings.clientEvents.perSecond);
   positive('clientEvents.maxDataBytes', settings.clientEvents.maxDataBytes);
-  const logger = settings.logger.child({ component: 'realtime' });
-  const shared = settings.presence.kind === 'shared' ? settings.presence.members : undefined;
-  /** Shared leaves in flight: close() waits for them, so a shutdown announces every member it takes away. */
-  const pendingLeaves = new Set<Promise<unknown>>();
+}
+
+/** Presence leaves and occupancy changes still being decided by a Redis part: close() waits for them. */
+class InFlight {
+  private readonly pending = new Set<Promise<unknown>>();
+  add(work: Promise<unknown> | undefined): void {
+    if (work === undefined) return;
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+  async settled(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+}
+
+/** Which channels this node wants the other nodes' publications of, and which of them are not flowing yet. */
+interface BrokerInterest {
+  /** A channel occupied or vacated on this node: ask the broker for its publications, or stop asking. */
+  changed(channel: string, occupied: boolean): void;
+  /** Resolves once the other nodes' publications to a channel just occupied flow; undefined when they already do. */
+  ready(channel: string): Promise<void> | undefined;
+}
+
+function brokerInterest(broker: Broker): BrokerInterest {
   /** Channels whose publications from the other nodes are asked for but not yet flowing: their subscribers wait. */
   const listening = new Map<string, Promise<void>>();
+  return {
+    changed(channel, occupied) {
+      if (!occupied) {
+        listening.delete(channel);
+        return broker.unsubscribe(channel);
+      }
+      const flowing = broker.subscribe(channel);
+      if (flowing === undefined) return;
+      listening.set(channel, flowing);
+      void flowing.then(() => {
+        if (listening.get(channel) === flowing) listening.delete(channel);
+      });
+    },
+    ready: (channel) => listening.get(channel),
+  };
+}
+
+/**
+ * What the node tells a channel's subscribers and the webhooks as members leave and channels fill and empty,
+ * decided by the presence and occupancy parts (once per cluster). Occupancy is counted only for the webhooks
+ * that report it.
+ */
+interface Announcer {
   /** To a channel's subscribers on every node, except one socket: client events and presence changes. */
-  function deliver(channel: string, frame: string, exceptSocketId?: string): void {
-    void broker.publish([channel], { kind: 'frame', frame, exceptSocketId });
-  }
-  /** A channel occupied or vacated on this node: ask the broker for its publications, or stop asking. */
-  function brokerInterest(channel: string, occupied: boolean): void {
-    if (!occupied) {
-      listening.delete(channel);
-      return broker.unsubscribe(channel);
-    }
-    const flowing = broker.subscribe(channel);
-    if (flowing === undefined) return;
-    listening.set(channel, flowing);
-    void flowing.then(() => {
-      if (listening.get(channel) === flowing) listening.delete(channel);
-    });
-  }
-  const webhooks = settings.webhooks;
+  deliver(channel: string, frame: string, exceptSocketId?: string): void;
+  /** Queues a webhook; undefined when the app has none. */
+  readonly webhook: ((event: WebhookEvent) => void) | undefined;
+  /** This node's last tab of a user left a presence channel: gone from it if no other node holds the user. */
+  memberLeft(channel: string, userId: string): void;
+  occupancyChanged(channel: string, occupied: boolean): void;
+  /** Heartbeats this node's shares and announces what dead nodes held. */
+  sweep(): void;
+  /** This node is going away (its sockets closed): what only it held is announced now, and the webhooks flushed. */
+  withdraw(): Promise<void>;
+}
+
+function announcer(settings: RealtimeSettings, work: InFlight, logger: Logger): Announcer {
+  const { broker, presence, occupancy, webhooks } = settings;
   const webhook = webhooks ? (event: WebhookEvent): void => webhooks.enqueue(event) : undefined;
-  // Occupancy is counted across the cluster only for the webhooks that report it.
-  const sharedOccupancy = webhook && settings.presence.kind === 'shared' ? settings.presence.occupancy : undefined;
-  /** Occupancy changes, for the webhooks: on one node the registry decides; with several, the shared count. */
-  function occupancyChanged(channel: string, occupied: boolean): void {
-    if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
-    const name = occupied ? 'channel_occupied' : 'channel_vacated';
-    if (sharedOccupancy === undefined) return webhook({ name, channel });
-    const deciding = (occupied ? sharedOccupancy.occupy(channel) : sharedOccupancy.vacate(channel)).then(
-      (changed) => changed && webhook({ name, channel }),
-      (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
-    );
-    pendingLeaves.add(deciding);
-    void deciding.finally(() => pendingLeaves.delete(deciding));
-  }
+  const deliver = (channel: string, frame: string, exceptSocketId?: string): void => {
+    void broker.publish([channel], { kind: 'frame', frame, exceptSocketId });
+  };
   const memberRemoved = (channel: string, userId: string): void => {
     deliver(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
     webhook?.({ name: 'member_removed', channel, user_id: userId });
   };
-  const registry = new ChannelRegistry({
-    channelOccupied(channel) {
-      brokerInterest(channel, true);
-      occupancyChanged(channel, true);
-    },
-    channelVacated(channel) {
-      brokerInterest(channel, false);
-      occupancyChanged(channel, false);
-    },
-    memberRemoved(channel, userId) {
-      if (shared === undefined) return memberRemoved(channel, userId);
-      // This node's last tab of the user: gone from the channel only if no other node holds it.
-      const leaving = shared.leave(channel, userId).then(
+  const membersGone = (gone: readonly PresenceLeft[]) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId));
+  const channelsVacated = (vacated: readonly string[]) => vacated.forEach((channel) => webhook?.({ name: 'channel_vacated', channel }));
+  /** Waits for what a Redis part still decides, then takes this node's share away; a failure is logged as `what`. */
+  const withdrawn = async <T>(share: () => MaybePromise<T[]>, what: string): Promise<T[]> => {
+    await work.settled();
+    try {
+      return await share();
+    } catch (err) {
+      logger.warn({ err }, what);
+      return [];
+    }
+  };
+  return {
+    deliver,
+    webhook,
+    memberLeft(channel, userId) {
+      const leaving = whenSettled(
+        presence.leave(channel, userId),
         (gone) => gone && memberRemoved(channel, userId),
         (err: unknown) => logger.warn({ err, channel }, 'shared presence leave failed; the node sweep will retry'),
       );
-      pendingLeaves.add(leaving);
-      void leaving.finally(() => pendingLeaves.delete(leaving));
+      work.add(leaving);
     },
-  });
-  const remembered = settings.authorizations;
-  const server = new PusherServer({
+    occupancyChanged(channel, occupied) {
+      if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
+      const name = occupied ? 'channel_occupied' : 'channel_vacated';
+      const deciding = whenSettled(
+        occupied ? occupancy.occupy(channel) : occupancy.vacate(channel),
+        (changed) => changed && webhook({ name, channel }),
+        (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
+      );
+      work.add(deciding);
+    },
+    sweep() {
+      void whenSettled(presence.sweep(), membersGone, (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'));
+      // A node that died without shutting down: the channels only it held are vacated now.
+      if (webhook !== undefined) void whenSettled(occupancy.sweep(), channelsVacated, (err: unknown) => logger.warn({ err }, 'shared occupancy sweep failed'));
+    },
+    async withdraw() {
+      // Members only this node held leave the channel for the other nodes' subscribers now, not after the sweep timeout.
+      membersGone(await withdrawn(() => presence.withdraw(), 'withdrawing shared presence failed; other nodes will sweep it'));
+      if (webhook !== undefined) channelsVacated(await withdrawn(() => occupancy.withdraw(), 'withdrawing shared occupancy failed'));
+      await webhooks?.close();
+    },
+  };
+}
+
+/** The Pusher-protocol server of this node's sockets, and the handlers of what its clients send. */
+function pusherServer(settings: RealtimeSettings, registry: ChannelRegistry, interest: BrokerInterest, announce: Announcer, logger: Logger): PusherServer {
+  const { appKey, appSecret } = settings;
+  const { webhook } = announce;
+  return new PusherServer({
     appKey,
     activityTimeoutSeconds: settings.activityTimeoutSeconds,
     pongTimeoutSeconds: settings.pongTimeoutSeconds,
@@ -222,45 +309,57 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
       appKey,
       appSecret,
       registry,
-      remembered,
+      remembered: settings.authorizations,
       maxChannelsPerConnection: settings.maxChannelsPerConnection,
       maxPresenceMembers: settings.maxPresenceMembers,
       revocableChannelPrefixes: settings.revocableChannelPrefixes,
       clientEvents: { ...settings.clientEvents, refusedChannelPrefixes: settings.serverOwnedChannelPrefixes },
-      sharedPresence: shared,
-      deliver,
-      channelReady: (channel) => listening.get(channel),
+      presence: settings.presence,
+      deliver: announce.deliver,
+      channelReady: interest.ready,
       ...(webhook ? { webhook } : {}),
       logger,
     },
   });
+}
 
-  /** This node's part of unsubscribeUser: its sockets at once, then the pending authorizations. */
-  async function unsubscribeHere(channel: string, userId: string): Promise<void> {
-    const dropped = registry.unsubscribeUser(channel, userId);
-    if (dropped > 0) logger.debug({ channel, userId, dropped }, 'user unsubscribed by server');
-    await remembered.forgetUser(channel, userId); // an authorization not yet used is void too
-  }
+/** What this node does of an order or question that reaches every node. */
+interface NodeLocal {
+  /** Its part of unsubscribeUser: its sockets at once, then the pending authorizations. */
+  unsubscribe(channel: string, userId: string): Promise<void>;
+  /** Its occupancy of the channels a query covers. */
+  occupancy(query: OccupancyQuery): OccupancyReport;
+}
 
-  /** This node's occupancy of the channels a query covers. */
-  function localOccupancy(query: OccupancyQuery): OccupancyReport {
-    const report: OccupancyReport = new Map();
-    const add = (channel: string): void => {
-      const subscriptionCount = registry.subscriptionCountOf(channel);
-      if (subscriptionCount === 0) return;
-      report.set(channel, channelTypeOf(channel) === 'presence' ? { subscriptionCount, userIds: registry.presence(channel).ids } : { subscriptionCount });
-    };
-    if ('channel' in query) add(query.channel);
-    else {
-      for (const channel of registry.channelNames()) {
-        // Users' own #server-to-user channels are not channels an app lists (as on Pusher).
-        if (channel.startsWith(query.prefix) && !channel.startsWith(SERVER_TO_USER_PREFIX)) add(channel);
+function nodeLocal(authorizations: AuthorizationLedger, registry: ChannelRegistry, logger: Logger): NodeLocal {
+  return {
+    async unsubscribe(channel, userId) {
+      const dropped = registry.unsubscribeUser(channel, userId);
+      if (dropped > 0) logger.debug({ channel, userId, dropped }, 'user unsubscribed by server');
+      await authorizations.forgetUser(channel, userId); // an authorization not yet used is void too
+    },
+    occupancy(query) {
+      const report: OccupancyReport = new Map();
+      const add = (channel: string): void => {
+        const subscriptionCount = registry.subscriptionCountOf(channel);
+        if (subscriptionCount === 0) return;
+        report.set(channel, channelTypeOf(channel) === 'presence' ? { subscriptionCount, userIds: registry.presence(channel).ids } : { subscriptionCount });
+      };
+      if ('channel' in query) add(query.channel);
+      else {
+        for (const channel of registry.channelNames()) {
+          // Users' own #server-to-user channels are not channels an app lists (as on Pusher).
+          if (channel.startsWith(query.prefix) && !channel.startsWith(SERVER_TO_USER_PREFIX)) add(channel);
+        }
       }
-    }
-    return report;
-  }
+      return report;
+    },
+  };
+}
 
-  const handler: BrokerHandler = {
+/** What the broker hands this node: publications for its sockets, orders and occupancy questions from other nodes. */
+function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: NodeLocal, logger: Logger): BrokerHandler {
+  return {
     publication(channels: readonly string[], publication: Publication) {
       const except = publication.exceptSocketId;
       if (publication.kind === 'frame') {
@@ -282,27 +381,24 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
       }
       // The sockets are dropped at once; forgetting pending authorizations may need Redis commands, which may
       // fail while Redis reconnects: logged, never an unhandled rejection (that would end the process).
-      unsubscribeHere(command.channel, command.userId).catch((err: unknown) =>
+      here.unsubscribe(command.channel, command.userId).catch((err: unknown) =>
         logger.warn({ err: (err as Error).message, channel: command.channel }, 'cross-node unsubscribe incomplete'),
       );
     },
-    occupancy: localOccupancy,
+    occupancy: (query) => here.occupancy(query),
   };
-  await broker.start(handler);
+}
 
-  const sweep = (shared || sharedOccupancy) && setInterval(() => {
-    shared?.sweep().then(
-      (gone) => gone.forEach(({ channel, userId }) => memberRemoved(channel, userId)),
-      (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'),
-    );
-    // A node that died without shutting down: the channels only it held are vacated now.
-    sharedOccupancy?.sweep().then(
-      (vacated) => vacated.forEach((channel) => webhook?.({ name: 'channel_vacated', channel })),
-      (err: unknown) => logger.warn({ err }, 'shared occupancy sweep failed'),
-    );
-  }, PRESENCE_SWEEP_MS);
-  sweep?.unref();
-
+/** The node as the rest of the process sees it; `withdraw` runs once its sockets are closed. */
+function nodeApi(
+  settings: RealtimeSettings,
+  logger: Logger,
+  registry: ChannelRegistry,
+  server: PusherServer,
+  here: NodeLocal,
+  withdraw: () => Promise<void>,
+): RealtimeNode {
+  const { broker, authorizations } = settings;
   return {
     handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
 
@@ -317,12 +413,12 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
 
     async unsubscribeUser(channel, userId) {
       // The other nodes are told even when this node's part fails (voiding authorizations may need Redis too).
-      const here = unsubscribeHere(channel, userId);
+      const local = here.unsubscribe(channel, userId);
       const told = broker.command({ kind: 'unsubscribe', channel, userId }).catch((err: unknown) => {
         // Delivery is at-most-once; the removed member's pending authorizations expire within REMEMBER_TTL_MS.
         logger.warn({ err: (err as Error).message, channel }, 'cross-node unsubscribe not sent');
       });
-      const [result] = await Promise.allSettled([here, told]);
+      const [result] = await Promise.allSettled([local, told]);
       if (result.status === 'rejected') throw result.reason;
     },
 
@@ -338,8 +434,7 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
     },
 
     async occupancy(query) {
-      const report = localOccupancy(query);
-      return mergeOccupancy(report, await broker.survey(query));
+      return mergeOccupancy(here.occupancy(query), await broker.survey(query));
     },
 
     stats: () => ({ connections: server.connectionCount, ...registry.stats(), clusterReceived: broker.received() }),
@@ -350,26 +445,8 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
         throw new RangeError(`realtime: ${code} is not a close code a server may send`);
       }
       await server.close(code);
-      remembered.clear();
-      clearInterval(sweep);
-      if (shared) {
-        await Promise.all(pendingLeaves);
-        // Members only this node held leave the channel for the other nodes' subscribers now, not after the sweep timeout.
-        const gone = await shared.withdraw().catch((err: unknown) => {
-          logger.warn({ err }, 'withdrawing shared presence failed; other nodes will sweep it');
-          return [];
-        });
-        for (const { channel, userId } of gone) memberRemoved(channel, userId);
-      }
-      if (sharedOccupancy) {
-        await Promise.all(pendingLeaves);
-        const vacated = await sharedOccupancy.withdraw().catch((err: unknown) => {
-          logger.warn({ err }, 'withdrawing shared occupancy failed');
-          return [];
-        });
-        for (const channel of vacated) webhook?.({ name: 'channel_vacated', channel });
-      }
-      await webhooks?.close();
+      authorizations.clear();
+      await withdraw();
     },
   };
 }

@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { LruCache } from '../util/lru-cache.js';
 import type { DB } from './database.js';
-import type { RedisConnections } from './redis.js';
+import type { RedisConnections } from '../redis/connections.js';
 
 export interface KnownUser {
   readonly name: string;

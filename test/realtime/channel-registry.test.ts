@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { ChannelRegistry, type Subscriber } from '../../src/realtime/channels.js';
 import { encodeFrame, parseClientFrame } from '../../src/realtime/pusher/frames.js';
 import { channelAuth, isValidSocketId, verifyChannelAuth } from '../../src/realtime/pusher/signature.js';
-import { RememberedSubscribers } from '../../src/realtime/remembered-subscribers.js';
+import { MemoryAuthorizationLedger } from '../../src/realtime/authorizations/memory.js';
 
 class FakeSubscriber implements Subscriber {
   readonly channels = new Set<string>();
@@ -89,9 +89,9 @@ describe('ChannelRegistry', () => {
   });
 });
 
-describe('RememberedSubscribers', () => {
+describe('MemoryAuthorizationLedger', () => {
   test('a remembered user is claimed once by the matching socket and channel', () => {
-    const store = new RememberedSubscribers();
+    const store = new MemoryAuthorizationLedger();
     store.remember('1.1', 'room', 'alice');
     assert.equal(store.claim('1.1', 'other'), undefined);
     assert.equal(store.claim('9.9', 'room'), undefined);
@@ -101,7 +101,7 @@ describe('RememberedSubscribers', () => {
 
   test('entries not claimed within the TTL are forgotten', () => {
     let now = 0;
-    const store = new RememberedSubscribers(60_000, 1_000, () => now);
+    const store = new MemoryAuthorizationLedger(60_000, 1_000, () => now);
     store.remember('1.1', 'room', 'alice');
     now = 30_000;
     store.remember('2.2', 'room', 'bob');
@@ -116,7 +116,7 @@ describe('RememberedSubscribers', () => {
   });
 
   test('the store never holds more than its cap; the oldest entries go first', () => {
-    const store = new RememberedSubscribers(60_000, 3, () => 0);
+    const store = new MemoryAuthorizationLedger(60_000, 3, () => 0);
     for (let i = 1; i <= 5; i++) store.remember(`${i}.1`, 'room', `user${i}`);
     assert.equal(store.size, 3);
     assert.equal(store.claim('2.1', 'room'), undefined);

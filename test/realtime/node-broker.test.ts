@@ -1,7 +1,7 @@
-// What a realtime node asks of its broker (src/realtime/broker.ts): a channel's publications from the other
+// What a realtime node asks of its broker (src/realtime/broker/broker.ts): a channel's publications from the other
 // nodes while it has subscribers here, and no subscription_succeeded before they flow; its own publications
 // reach its sockets only through the broker's callback, as the other nodes' do. The broker here is a
-// recording one that the test drives; the real ones are fanout/local.ts and fanout/redis.ts
+// recording one that the test drives; the real ones are broker/memory.ts and broker/redis.ts
 // (test/multinode/selective-fanout.test.ts).
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';

@@ -1,13 +1,13 @@
-// Channel occupancy shared through a real Redis (src/realtime/fanout/redis-occupied.ts), which decides the
+// Channel occupancy shared through a real Redis (src/realtime/occupancy/redis.ts), which decides the
 // channel_occupied and channel_vacated webhooks once per cluster: first and last across nodes, a node's
 // repeated calls counted once, a node's withdrawal, and a dead node's channels vacated by the others' sweep.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { redisSharedOccupancy } from '../../src/realtime/fanout/redis-occupied.js';
-import { NODE_TIMEOUT_MS } from '../../src/realtime/fanout/redis-presence.js';
-import { openRedis, type RedisConnections } from '../../src/store/redis.js';
+import { redisOccupancy } from '../../src/realtime/occupancy/redis.js';
+import { NODE_TIMEOUT_MS } from '../../src/realtime/presence/redis.js';
+import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 
 describe('channel occupancy shared through Redis', () => {
@@ -23,7 +23,7 @@ describe('channel occupancy shared through Redis', () => {
   });
 
   test('occupied on the first node only, vacated by the last node only; a node counts once', async () => {
-    const [a, b] = [redisSharedOccupancy(redis, 'a'), redisSharedOccupancy(redis, 'b')];
+    const [a, b] = [redisOccupancy(redis, 'a'), redisOccupancy(redis, 'b')];
     assert.equal(await a.occupy('news'), true);
     assert.equal(await a.occupy('news'), false, 'the same node again changes nothing');
     assert.equal(await b.occupy('news'), false);
@@ -35,7 +35,7 @@ describe('channel occupancy shared through Redis', () => {
   });
 
   test('a node that withdraws vacates the channels only it held', async () => {
-    const [a, b] = [redisSharedOccupancy(redis, 'wa'), redisSharedOccupancy(redis, 'wb')];
+    const [a, b] = [redisOccupancy(redis, 'wa'), redisOccupancy(redis, 'wb')];
     await a.occupy('only-a');
     await a.occupy('shared');
     await b.occupy('shared');
@@ -44,7 +44,7 @@ describe('channel occupancy shared through Redis', () => {
   });
 
   test("a dead node's channels are vacated by another node's sweep", async () => {
-    const [dead, alive] = [redisSharedOccupancy(redis, 'dead'), redisSharedOccupancy(redis, 'alive')];
+    const [dead, alive] = [redisOccupancy(redis, 'dead'), redisOccupancy(redis, 'alive')];
     await dead.occupy('ghost');
     await dead.occupy('both');
     await alive.occupy('both');

@@ -1,11 +1,11 @@
-// Presence members shared through a real Redis (src/realtime/fanout/redis-presence.ts): what several nodes see
+// Presence members shared through a real Redis (src/realtime/presence/redis.ts): what several nodes see
 // when they join and leave, the member limit, and a dead node's members removed by the others' sweep.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { NODE_TIMEOUT_MS, redisSharedPresence } from '../../src/realtime/fanout/redis-presence.js';
-import { openRedis, type RedisConnections } from '../../src/store/redis.js';
+import { NODE_TIMEOUT_MS, redisPresence } from '../../src/realtime/presence/redis.js';
+import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 
 describe('presence members shared through Redis', () => {
@@ -23,7 +23,7 @@ describe('presence members shared through Redis', () => {
   });
 
   test('a user held by two nodes is first on the first and gone only when both left', async () => {
-    const [a, b] = [redisSharedPresence(redis, randomUUID()), redisSharedPresence(redis, randomUUID())];
+    const [a, b] = [redisPresence(redis, randomUUID()), redisPresence(redis, randomUUID())];
     const room = channel();
     const first = await a.join(room, { userId: 'u1', info: { name: 'Ann' } }, 100);
     assert.deepEqual(first, { full: false, first: true, members: { ids: ['u1'], hash: { u1: { name: 'Ann' } }, count: 1 } });
@@ -37,7 +37,7 @@ describe('presence members shared through Redis', () => {
   });
 
   test('a node counts a user once however often it joins', async () => {
-    const a = redisSharedPresence(redis, randomUUID());
+    const a = redisPresence(redis, randomUUID());
     const room = channel();
     await a.join(room, { userId: 'u1', info: null }, 100);
     assert.equal((await a.join(room, { userId: 'u1', info: null }, 100)).full, false);
@@ -45,7 +45,7 @@ describe('presence members shared through Redis', () => {
   });
 
   test('a full channel refuses a new user but not another node of a present one', async () => {
-    const [a, b] = [redisSharedPresence(redis, randomUUID()), redisSharedPresence(redis, randomUUID())];
+    const [a, b] = [redisPresence(redis, randomUUID()), redisPresence(redis, randomUUID())];
     const room = channel();
     await a.join(room, { userId: 'u1', info: null }, 2);
     await a.join(room, { userId: 'u2', info: null }, 2);
@@ -55,7 +55,7 @@ describe('presence members shared through Redis', () => {
   });
 
   test("a node that stopped heartbeating has its members removed by another node's sweep", async () => {
-    const [dead, alive] = [redisSharedPresence(redis, randomUUID()), redisSharedPresence(redis, randomUUID())];
+    const [dead, alive] = [redisPresence(redis, randomUUID()), redisPresence(redis, randomUUID())];
     const room = channel();
     await dead.join(room, { userId: 'gone', info: null }, 100);
     await dead.join(room, { userId: 'shared', info: null }, 100);
@@ -77,7 +77,7 @@ describe('presence members shared through Redis', () => {
   });
 
   test('withdraw removes what a shutting-down node held and reports who is gone', async () => {
-    const [leaving, staying] = [redisSharedPresence(redis, randomUUID()), redisSharedPresence(redis, randomUUID())];
+    const [leaving, staying] = [redisPresence(redis, randomUUID()), redisPresence(redis, randomUUID())];
     const room = channel();
     await leaving.join(room, { userId: 'only-here', info: null }, 100);
     await leaving.join(room, { userId: 'both', info: null }, 100);

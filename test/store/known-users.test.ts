@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import type { DB } from '../../src/store/database.js';
 import { forgetKnownUser, knownUser, readGeneration, rememberUser, shareForgetting } from '../../src/store/known-users.js';
-import { openRedis, type RedisConnections } from '../../src/store/redis.js';
+import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 import { until } from '../../testkit/wait.js';
 

@@ -13,13 +13,10 @@ import type { Options as PusherOptions } from 'pusher-js';
 import { WebSocket, type ClientOptions } from 'ws';
 import { settingDefault } from '../../src/config/settings.js';
 import {
-  LOCAL_PRESENCE,
   PONG_TIMEOUT_SECONDS,
-  REMEMBER_TTL_MS,
-  RememberedSubscribers,
   channelAuth,
   createRealtimeNode,
-  localBroker,
+  memoryParts,
   type AuthorizationLedger,
   type Occupancy,
   type RealtimeNode,
@@ -92,9 +89,7 @@ export function testSettings(options: TestSettings = {}): RealtimeSettings {
     allowedOrigins: settingDefault('BROADCAST_ALLOWED_ORIGINS'),
     serverOwnedChannelPrefixes: [],
     revocableChannelPrefixes: [],
-    broker: localBroker(),
-    presence: LOCAL_PRESENCE,
-    authorizations: new RememberedSubscribers(REMEMBER_TTL_MS),
+    ...memoryParts(),
     webhooks: null,
     logger: pino({ level: 'silent' }),
     ...options,

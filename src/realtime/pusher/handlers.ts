@@ -13,8 +13,9 @@
 
 import type { Logger } from 'pino';
 import type { ChannelRegistry, PresenceMember, PresenceSnapshot } from '../channels.js';
-import type { SharedJoin, SharedPresence } from '../shared-presence.js';
-import type { AuthorizationLedger } from '../remembered-subscribers.js';
+import type { AuthorizationLedger } from '../authorizations/authorizations.js';
+import { whenSettled, type MaybePromise } from '../maybe-promise.js';
+import type { PresenceJoin, PresenceManager } from '../presence/presence.js';
 import type { WebhookEvent } from '../webhooks.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import { handleClientEvent, type ClientEventSettings } from './client-events.js';
@@ -37,8 +38,8 @@ export interface HandlerContext {
    */
   readonly revocableChannelPrefixes: readonly string[];
   readonly clientEvents: ClientEventSettings;
-  /** Members of presence channels across nodes; absent on a single node, where the registry's roster is the truth. */
-  readonly sharedPresence?: SharedPresence;
+  /** Members of presence channels on every node (in memory on a node alone). */
+  readonly presence: PresenceManager;
   /** Delivers a frame to a channel's subscribers on every node, except one socket (client events, presence changes). */
   readonly deliver: (channel: string, frame: string, exceptSocketId?: string) => void;
   /**
@@ -130,19 +131,15 @@ function subscribe(ctx: HandlerContext, conn: Connection, frame: ClientFrame): v
       return;
     case 'private': {
       if (!signed(ctx, conn, channel, auth)) return;
-      const claimed = ctx.remembered.claim(conn.id, channel);
-      if (claimed instanceof Promise) {
-        // A shared ledger answers later; the socket may be gone by then.
-        claimed.then(
-          (userId) => conn.isOpen && admitPrivate(ctx, conn, channel, userId),
-          (err: unknown) => {
-            ctx.logger.warn({ err, channel }, 'authorization ledger unavailable');
-            if (conn.isOpen) refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization could not be checked; retry', status: 503 });
-          },
-        );
-      } else {
-        admitPrivate(ctx, conn, channel, claimed);
-      }
+      // The Redis ledger answers later; the socket may be gone by then.
+      void whenSettled(
+        ctx.remembered.claim(conn.id, channel),
+        (userId) => conn.isOpen && admitPrivate(ctx, conn, channel, userId),
+        (err: unknown) => {
+          ctx.logger.warn({ err, channel }, 'authorization ledger unavailable');
+          if (conn.isOpen) refuse(ctx, conn, channel, { type: 'AuthError', error: 'Authorization could not be checked; retry', status: 503 });
+        },
+      );
       return;
     }
   }
@@ -180,38 +177,27 @@ function subscribePresence(ctx: HandlerContext, conn: Connection, channel: strin
     refuse(ctx, conn, channel, { type: 'InvalidChannelData', error: member, status: 400 });
     return;
   }
-  if (ctx.sharedPresence !== undefined) {
-    subscribeSharedPresence(ctx, ctx.sharedPresence, conn, channel, member);
-    return;
-  }
-  if (!registry.isSubscribed(conn, channel) && !registry.isMember(channel, member.userId) && registry.memberCount(channel) >= ctx.maxPresenceMembers) {
-    refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
-    return;
-  }
-  const firstConnection = registry.join(conn, channel, member);
-  conn.send(presenceSucceeded(channel, registry.presence(channel)));
-  // Everyone else learns of a new member once, however many tabs it opens.
-  if (firstConnection) announceMember(ctx, channel, member, conn.id);
+  joinPresence(ctx, conn, channel, member);
 }
 
 /**
- * The same with members shared by several nodes: the socket is subscribed locally at once (so it misses no
- * event), and answered once the shared count says whether the user is new to the channel on any node.
+ * The socket is subscribed locally at once (so it misses no event), and answered once presence says whether the
+ * user is new to the channel on any node (at once in memory; with Redis, once the shared count answers).
  */
-function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, conn: Connection, channel: string, member: PresenceMember): void {
+function joinPresence(ctx: HandlerContext, conn: Connection, channel: string, member: PresenceMember): void {
   const { registry } = ctx;
-  const again = registry.isSubscribed(conn, channel);
   // Counted here at once (so a second local tab is not "first"), but sent nothing until subscription_succeeded.
   const firstHere = registry.join(conn, channel, member, { pending: true });
   const ready = ctx.channelReady?.(channel);
-  const joined: Promise<SharedJoin> = firstHere
-    ? shared.join(channel, member, ctx.maxPresenceMembers)
-    : shared.members(channel).then((members) => ({ full: false, first: false, members }));
-  const pending = ready === undefined ? joined : Promise.all([joined, ready]).then(([result]) => result);
-  pending.then(
+  const joined: MaybePromise<PresenceJoin> = firstHere
+    ? ctx.presence.join(channel, member, ctx.maxPresenceMembers)
+    : whenMembers(ctx.presence.members(channel));
+  const answered = ready === undefined ? joined : Promise.all([joined, ready]).then(([result]) => result);
+  void whenSettled(
+    answered,
     (result) => {
       if (result.full) {
-        if (!again) registry.unsubscribe(conn, channel);
+        registry.unsubscribe(conn, channel);
         if (conn.isOpen) refuse(ctx, conn, channel, { type: 'LimitExceeded', error: 'This presence channel is full', status: 403 });
         return;
       }
@@ -220,11 +206,16 @@ function subscribeSharedPresence(ctx: HandlerContext, shared: SharedPresence, co
       registry.activate(conn, channel);
     },
     (err: unknown) => {
-      ctx.logger.warn({ err, channel }, 'shared presence unavailable');
-      if (!again) registry.unsubscribe(conn, channel);
+      ctx.logger.warn({ err, channel }, 'presence unavailable');
+      registry.unsubscribe(conn, channel);
       if (conn.isOpen) refuse(ctx, conn, channel, { type: 'PresenceError', error: 'Presence could not be updated; retry', status: 503 });
     },
   );
+}
+
+/** Another tab of a user already on the channel: not new, and the members as they are. */
+function whenMembers(members: MaybePromise<PresenceSnapshot>): MaybePromise<PresenceJoin> {
+  return members instanceof Promise ? members.then((m) => ({ full: false, first: false, members: m })) : { full: false, first: false, members };
 }
 
 /** A user new to a presence channel: the other subscribers are told, and member_added is queued for the webhooks. */

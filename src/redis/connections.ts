@@ -1,3 +1,8 @@
+// src/redis: the deployment's Redis connections (REDIS_URL), opened once by the composition root and shared by
+// every part that keeps state across nodes: the realtime node's broker, presence, occupancy and authorizations,
+// the rate limits, typing, online status and the store's known-users cache. Each keeps its keys under the
+// deployment's prefix.
+//
 // Redis connections for several nodes: one for commands, one for pub/sub (a subscribed connection can do
 // nothing else). ioredis reconnects by itself and re-subscribes after a Redis restart.
 import { Redis } from 'ioredis';

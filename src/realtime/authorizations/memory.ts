@@ -1,29 +1,13 @@
-// Who a subscription belongs to. The HTTP auth endpoint knows the user; the socket only shows a
-// signature. The endpoint records (socket id, channel) → user id here, and the subscribe that
-// follows claims it, so unsubscribeUser can later find that user's sockets.
-// Entries expire after a TTL and the map has a hard cap, so unclaimed authorizations cannot pile up.
-
-type MaybePromise<T> = T | Promise<T>;
-
-/**
- * Pending authorizations (socket id, channel) → user id. In memory for one node; a shared store when the
- * HTTP auth request and the socket may land on different nodes.
- */
-export interface AuthorizationLedger {
-  remember(socketId: string, channel: string, userId: string): MaybePromise<void>;
-  /** Returns and forgets the user id remembered for this socket and channel, if still fresh. */
-  claim(socketId: string, channel: string): MaybePromise<string | undefined>;
-  /** Forgets every pending authorization of userId for channel (the user lost access to it). */
-  forgetUser(channel: string, userId: string): MaybePromise<void>;
-  clear(): void;
-}
+// Pending channel authorizations in memory, for a node alone (see authorizations.ts). Entries expire after a
+// TTL and the map has a hard cap, so unclaimed authorizations cannot pile up. Answers at once.
+import type { AuthorizationLedger } from './authorizations.js';
 
 interface Entry {
   readonly userId: string;
   readonly expiresAt: number;
 }
 
-export class RememberedSubscribers implements AuthorizationLedger {
+export class MemoryAuthorizationLedger implements AuthorizationLedger {
   // Insertion order is expiry order (same TTL for all, re-inserts move to the end), so the
   // expired entries are always a prefix of the map and sweeping stops at the first live one.
   private readonly entries = new Map<string, Entry>();

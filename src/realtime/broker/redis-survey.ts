@@ -4,7 +4,7 @@
 // most timeoutMs (a node that died a moment ago, or is stalled) and answers with what it has.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RedisConnections } from '../../store/redis.js';
+import type { RedisConnections } from '../../redis/connections.js';
 import { mergeOccupancy, type OccupancyQuery, type OccupancyReport } from '../api-backend.js';
 
 /** How long a query waits for the other nodes' answers. */
@@ -29,20 +29,20 @@ interface Pending {
   done(): void;
 }
 
-export interface RedisOccupancy {
+export interface RedisSurvey {
   start(): Promise<void>;
   /** The other nodes' occupancy for `query`, merged in the order they answer. */
   survey(query: OccupancyQuery): Promise<OccupancyReport>;
 }
 
 /** `answer`: this node's own occupancy, sent to a node that asks. */
-export function redisOccupancy(
+export function redisSurvey(
   redis: RedisConnections,
   node: string,
   answer: (query: OccupancyQuery) => OccupancyReport,
   logger: Logger,
   timeoutMs = OCCUPANCY_TIMEOUT_MS,
-): RedisOccupancy {
+): RedisSurvey {
   const requests = `${redis.prefix}occupancy`;
   const repliesTo = (nodeId: string) => `${redis.prefix}occupancy-reply:${nodeId}`;
   const pending = new Map<string, Pending>();

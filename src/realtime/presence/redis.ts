@@ -1,11 +1,11 @@
-// Presence members shared through Redis (see ../shared-presence.ts). Per presence channel: a hash user → number
+// Presence members in Redis, shared by several nodes (see presence.ts). Per presence channel: a hash user → number
 // of nodes holding the user, and a hash user → user_info (of the user's first connection). Per node: the set of
 // "channel\nuser" it holds, so its share can be removed when it dies. Nodes heartbeat into a sorted set; one
 // missing for NODE_TIMEOUT_MS is dead. Every change is one Lua script, so two nodes never both see "first".
 // The scripts build key names themselves: this needs one Redis (or a cluster-less setup), as the rest of Parley.
 import type { PresenceSnapshot } from '../channels.js';
-import type { SharedPresence } from '../shared-presence.js';
-import type { RedisConnections } from '../../store/redis.js';
+import type { PresenceManager } from './presence.js';
+import type { RedisConnections } from '../../redis/connections.js';
 
 /** A node silent this long has its presence share removed by the others. */
 export const NODE_TIMEOUT_MS = 30_000;
@@ -46,7 +46,7 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 return removed`;
 
 /** `node`: this node's id (the one its broker and occupancy share use too). */
-export function redisSharedPresence(redis: RedisConnections, node: string): SharedPresence {
+export function redisPresence(redis: RedisConnections, node: string): PresenceManager {
   const { prefix, commands } = redis;
   const counts = (channel: string) => `${prefix}presence:${channel}:n`;
   const infos = (channel: string) => `${prefix}presence:${channel}:i`;

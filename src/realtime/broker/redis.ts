@@ -1,18 +1,14 @@
-// The broker of several nodes sharing a Redis. Each publication is handed to this node's handler at once and
+// The broker in Redis, for several nodes sharing one (see broker.ts). Each publication is handed to this node's handler at once and
 // published on Redis for the others. A channel's traffic has a pub/sub topic of its own, and a node subscribes
 // to it only while it has subscribers of that channel, so at N nodes a node handles the publications of its own
 // sockets' channels, not every node's. The node's subscription_succeeded waits for that topic subscription
 // (subscribe's promise), so an event published anywhere after a client saw itself subscribed reaches it.
 // Orders for every node (unsubscribe a user, terminate their connections) go on one shared topic; occupancy
-// questions on another (redis-occupancy.ts). Nodes skip their own messages by node id.
+// questions on another (redis-survey.ts). Nodes skip their own messages by node id.
 import type { Logger } from 'pino';
-import type { RedisConnections } from '../../store/redis.js';
-import type { Broker, BrokerHandler, NodeCommand, Publication } from '../broker.js';
-import type { AuthorizationLedger } from '../remembered-subscribers.js';
-import type { PresenceStore } from '../shared-presence.js';
-import { redisOccupancy } from './redis-occupancy.js';
-import { redisSharedOccupancy } from './redis-occupied.js';
-import { redisSharedPresence } from './redis-presence.js';
+import type { RedisConnections } from '../../redis/connections.js';
+import type { Broker, BrokerHandler, NodeCommand, Publication } from './broker.js';
+import { redisSurvey } from './redis-survey.js';
 
 /** On a channel's topic: a publication and the node it comes from. */
 type ChannelMessage = { node: string; except?: string } & ({ kind: 'event'; event: string; data: string } | { kind: 'frame'; frame: string });
@@ -29,7 +25,7 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
   const channelTopics = `${redis.prefix}ch:`;
   const topicOf = (channel: string) => channelTopics + channel;
   let handler: BrokerHandler | undefined;
-  const occupancy = redisOccupancy(redis, node, (query) => handler?.occupancy(query) ?? new Map(), logger);
+  const occupancy = redisSurvey(redis, node, (query) => handler?.occupancy(query) ?? new Map(), logger);
   let received = 0;
 
   function send(topic: string, message: ChannelMessage): Promise<unknown> {
@@ -102,35 +98,5 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
     survey: (query) => occupancy.survey(query),
 
     received: () => received,
-  };
-}
-
-/** The presence store of several nodes: members and channel occupancy counted in Redis, keyed by this node's id. */
-export function redisPresence(redis: RedisConnections, node: string): PresenceStore {
-  return { kind: 'shared', members: redisSharedPresence(redis, node), occupancy: redisSharedOccupancy(redis, node) };
-}
-
-/** Pending authorizations in Redis: one key per (socket, channel) with a TTL, and a set per (channel, user). */
-export function redisAuthorizationLedger(redis: RedisConnections, ttlMs: number): AuthorizationLedger {
-  const key = (socketId: string, channel: string) => `${redis.prefix}auth:${socketId}:${channel}`;
-  const userKey = (channel: string, userId: string) => `${redis.prefix}auth-user:${channel}:${userId}`;
-  return {
-    async remember(socketId, channel, userId) {
-      await redis.commands
-        .multi()
-        .set(key(socketId, channel), userId, 'PX', ttlMs)
-        .sadd(userKey(channel, userId), socketId)
-        .pexpire(userKey(channel, userId), ttlMs)
-        .exec();
-    },
-    async claim(socketId, channel) {
-      const userId = await redis.commands.getdel(key(socketId, channel));
-      return userId ?? undefined;
-    },
-    async forgetUser(channel, userId) {
-      const sockets = await redis.commands.smembers(userKey(channel, userId));
-      if (sockets.length > 0) await redis.commands.del(...sockets.map((s) => key(s, channel)), userKey(channel, userId));
-    },
-    clear() {},
   };
 }

@@ -1,13 +1,16 @@
-// The broker: how a node's publications reach a channel's subscribers on every node, and how orders and
-// occupancy questions reach the other nodes (Centrifuge's Broker; presence has a store of its own,
-// shared-presence.ts). The node hands its publications to the broker and receives every publication back
-// through its handler, its own included: local delivery is the broker's callback. Two drivers:
-// fanout/local.ts (one node: the callback at once, nothing else) and fanout/redis.ts (the callback at once
-// for this node, and per-channel Redis topics for the nodes that have subscribers of the channel).
+// The broker, one of the four parts a realtime node is built with (as Centrifuge's Node holds a Broker): each an
+// interface here with a memory and a Redis implementation side by side (memory.ts, redis.ts). The broker carries
+// a node's publications to a channel's subscribers on every node, and orders and occupancy questions to the
+// other nodes; presence members (../presence/), channel occupancy for the webhooks (../occupancy/) and pending
+// channel authorizations (../authorizations/) have parts of their own. The node hands its publications to the
+// broker and receives every publication back through its handler, its own included: local delivery is the
+// broker's callback. memory.ts: one node (the callback at once, nothing else); redis.ts: the callback at once
+// for this node, and per-channel Redis topics for the nodes that have subscribers of the channel
+// (redis-survey.ts asks the other nodes for their occupancy).
 //
 // Delivery is at-most-once: a publication that cannot be handed on is logged and dropped; clients recover
 // what they missed over HTTP.
-import type { OccupancyQuery, OccupancyReport } from './api-backend.js';
+import type { OccupancyQuery, OccupancyReport } from '../api-backend.js';
 
 /** What travels on a channel: an event (each node builds the frame) or a ready frame (a client event, a presence change). */
 export type Publication =

@@ -1,8 +1,8 @@
-// The broker of a node alone (no REDIS_URL): every publication goes straight back to the node's handler,
+// The broker in memory, for a node alone (no REDIS_URL): every publication goes straight back to the node's handler,
 // there are no other nodes to order or ask.
-import type { Broker, BrokerHandler } from '../broker.js';
+import type { Broker, BrokerHandler } from './broker.js';
 
-export function localBroker(): Broker {
+export function memoryBroker(): Broker {
   let handler: BrokerHandler | undefined;
   return {
     async start(h) {

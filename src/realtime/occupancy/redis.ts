@@ -1,23 +1,12 @@
-// Channel occupancy decided once per cluster, for the channel_occupied and channel_vacated webhooks. Each node
-// counts itself once per channel it has subscribers on: a hash channel → number of nodes, and per node the set
+// Channel occupancy in Redis, decided once for several nodes (see occupancy.ts). Each node counts itself once per channel it has subscribers on: a hash channel → number of nodes, and per node the set
 // of channels it holds (so its share can be removed when it goes away). The node whose share makes the count
 // 0 → 1 sends channel_occupied, the one that makes it 1 → 0 sends channel_vacated. Every change is one Lua
-// script, so two nodes never both see "first" or "last". The same pattern as presence (redis-presence.ts):
+// script, so two nodes never both see "first" or "last". The same pattern as presence (../presence/redis.ts):
 // nodes heartbeat into a sorted set, and the share of a node silent for NODE_TIMEOUT_MS is removed by the
 // others (sweep), whose channels are then vacated if no other node holds them.
-import type { RedisConnections } from '../../store/redis.js';
-import { NODE_TIMEOUT_MS } from './redis-presence.js';
-
-export interface SharedOccupancy {
-  /** This node's first subscriber of `channel`: true when no other node had one (the channel is occupied now). */
-  occupy(channel: string): Promise<boolean>;
-  /** This node's last subscriber of `channel` left: true when no node has one any more (the channel is vacated). */
-  vacate(channel: string): Promise<boolean>;
-  /** Marks this node alive and removes the share of nodes that stopped doing so: returns the channels vacated by that. */
-  sweep(): Promise<string[]>;
-  /** This node is going away: its share is removed at once; returns the channels no node holds any more. */
-  withdraw(): Promise<string[]>;
-}
+import type { RedisConnections } from '../../redis/connections.js';
+import { NODE_TIMEOUT_MS } from '../presence/redis.js';
+import type { OccupancyTracker } from './occupancy.js';
 
 const OCCUPY = `
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
@@ -42,7 +31,7 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return vacated`;
 
 /** `node`: this node's id (the one its broker and presence share use too). */
-export function redisSharedOccupancy(redis: RedisConnections, node: string): SharedOccupancy {
+export function redisOccupancy(redis: RedisConnections, node: string): OccupancyTracker {
   const { prefix, commands } = redis;
   const counts = `${prefix}occupied:n`;
   const held = (nodeId: string) => `${prefix}occupied-node:${nodeId}`;
