@@ -4,7 +4,7 @@ import type { DB } from '../store/database.js';
 import { isBlockedEitherWay } from '../store/blocks.js';
 import { directPeer, findMembership, type Membership } from '../store/participants.js';
 import type { Role } from '../store/schema.js';
-import { forbidden, notFound } from './errors.js';
+import { forbidden, notFound } from '../contract/api-errors.js';
 
 export type { Membership };
 

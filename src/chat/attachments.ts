@@ -7,7 +7,7 @@ import { lockUsers } from '../store/locks.js';
 import { inTransaction } from '../store/transaction.js';
 import type { Attachment } from '../store/schema.js';
 import type { Actor, ChatContext } from './context.js';
-import { ChatError, notFound } from './errors.js';
+import { ChatError, notFound } from '../contract/api-errors.js';
 import type { AttachmentResource } from '../contract/resources.js';
 import { attachmentResource } from '../store/read-model.js';
 import { wellFormed } from './text.js';

@@ -6,7 +6,7 @@
 // public name points at is for the viewer's network to decide, as for any image on the web.
 import { isIP } from 'node:net';
 import { isAllowedAddress } from '../push/endpoint-guard.js';
-import { invalid } from './errors.js';
+import { invalid } from '../contract/api-errors.js';
 
 /** Refuses (422 on `field`) an avatar URL a client should not load; null (no avatar) and undefined (unchanged) pass. */
 export function checkAvatarUrl(value: string | null | undefined, field = 'avatar_url'): void {

@@ -2,7 +2,7 @@
 // folds (case and accents: search.ts), is refused 422 blocked_word. The text is folded once and cut into words;
 // each word is one Set lookup (a phrase of several words: a Map from its first word), so a list of 10,000 words
 // costs a send a few microseconds.
-import { ChatError } from './errors.js';
+import { ChatError } from '../contract/api-errors.js';
 import { WORD, fold } from './search.js';
 
 const wordsOf = (text: string): string[] => fold(text).match(WORD) ?? [];

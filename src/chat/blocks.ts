@@ -8,7 +8,7 @@ import type { DB } from '../store/database.js';
 import { lockConversation, lockUsers } from '../store/locks.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
 import type { Actor, ChatContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../contract/api-errors.js';
 import type { UserResource } from '../contract/resources.js';
 import { userResource } from '../store/read-model.js';
 

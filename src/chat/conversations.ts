@@ -7,7 +7,7 @@ import { conversationView, loadSharedConversations, type SharedConversation } fr
 import type { ConversationView } from '../contract/resources.js';
 import { refuseIfBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../contract/api-errors.js';
 import { cursorNow } from './sync.js';
 import { unitOfWork } from './unit-of-work.js';
 

@@ -1,6 +1,6 @@
 // A list cursor of a time and an id ("<ms since the epoch>.<id>"): the position after an item of a list ordered by
 // a time, then id, newest first (GET /threads by last reply, GET /conversations/{id}/pins by pinning time).
-import { invalid } from './errors.js';
+import { invalid } from '../contract/api-errors.js';
 
 export interface TimePosition {
   readonly at: Date;

@@ -49,7 +49,7 @@ import { lockConversations } from '../store/locks.js';
 import { reactionSummaries } from '../store/reactions.js';
 import { recountThread } from '../store/threads.js';
 import { SERVER, type ChatContext } from './context.js';
-import { notFound } from './errors.js';
+import { notFound } from '../contract/api-errors.js';
 import { drainFileDeletions } from './file-deletions.js';
 import { announceInboxes } from './inboxes-changed.js';
 import { leaveGroup } from './groups.js';

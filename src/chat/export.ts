@@ -14,7 +14,7 @@ import {
 } from '../store/export.js';
 import { loadHistoryItems, mutedAt } from '../store/read-model.js';
 import { isoOrNull } from '../contract/resources.js';
-import { notFound } from './errors.js';
+import { notFound } from '../contract/api-errors.js';
 
 /** The document's keys, in the order written. */
 export const EXPORT_KEYS = ['user', 'conversations', 'messages', 'reactions', 'reads', 'blocks', 'mutes', 'pins', 'push_subscriptions'] as const;

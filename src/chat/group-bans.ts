@@ -9,7 +9,7 @@ import { findParticipant, removeMember } from '../store/participants.js';
 import { missingUsers } from '../store/users.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { forbidden, invalid, notFound } from './errors.js';
+import { forbidden, invalid, notFound } from '../contract/api-errors.js';
 import { lockGroup, participantsChanged } from './groups.js';
 import { iso, isoOrNull } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';

@@ -15,7 +15,7 @@ import { recordAudit } from '../store/audit.js';
 import { bannedFromGroup } from '../store/group-bans.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { ChatError, forbidden, invalid, notFound } from './errors.js';
+import { ChatError, forbidden, invalid, notFound } from '../contract/api-errors.js';
 import { unitOfWork } from './unit-of-work.js';
 import { getConversation } from './conversations.js';
 import type { ConversationView } from '../contract/resources.js';

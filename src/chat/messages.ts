@@ -28,7 +28,7 @@ import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
-import { ChatError, forbidden, invalid, notFound } from './errors.js';
+import { ChatError, forbidden, invalid, notFound } from '../contract/api-errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
 import { inboxUpdates } from './inbox.js';
 import { replyEvents, threadReplySentPayload, threadUpdated } from './threads.js';

@@ -10,7 +10,7 @@ import type { Tx } from '../store/transaction.js';
 import { mutedAt } from '../store/read-model.js';
 import type { Actor, ChatContext } from './context.js';
 import { getConversation } from './conversations.js';
-import { ChatError, invalid, notFound } from './errors.js';
+import { ChatError, invalid, notFound } from '../contract/api-errors.js';
 import { isoOrNull, type ConversationView } from '../contract/resources.js';
 import { unitOfWork, type Work } from './unit-of-work.js';
 

@@ -10,7 +10,7 @@ import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
-import { ChatError, forbidden, notFound } from './errors.js';
+import { ChatError, forbidden, notFound } from '../contract/api-errors.js';
 import { iso, isoOrNull, type HistoryItem } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 

@@ -5,7 +5,7 @@ import type { PresenceTracker } from '../presence/tracker.js';
 import { contactsOf } from '../store/participants.js';
 import { lastSeen, setLastSeen } from '../store/users.js';
 import type { Actor, ChatContext } from './context.js';
-import { forbidden } from './errors.js';
+import { forbidden } from '../contract/api-errors.js';
 import { isoOrNull, type PresenceResource } from '../contract/resources.js';
 
 async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exceptSocketId?: string): Promise<void> {

@@ -2,7 +2,7 @@
 import { deleteUserPushSubscription, upsertPushSubscription } from '../store/push-subscriptions.js';
 import { EndpointRefused, EndpointUnresolved, parseEndpoint, resolveEndpoint, type Resolver } from '../push/endpoint-guard.js';
 import type { Actor, ChatContext } from './context.js';
-import { invalid } from './errors.js';
+import { invalid } from '../contract/api-errors.js';
 
 export interface PushSettings {
   readonly vapidPublicKey: string;

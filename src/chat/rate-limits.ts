@@ -8,7 +8,7 @@
 // leaves it (1 s to the window). A refused request is not counted, so a client that waits as told gets through.
 import { randomBytes } from 'node:crypto';
 import type { RedisConnections } from '../store/redis.js';
-import { ChatError } from './errors.js';
+import { ChatError } from '../contract/api-errors.js';
 
 export const RATE_LIMITED_ACTIONS = [
   'send',

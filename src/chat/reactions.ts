@@ -9,7 +9,7 @@ import { findMembership } from '../store/participants.js';
 import { addReaction, reactionSummaries, removeReaction } from '../store/reactions.js';
 import { refuseIfDirectBlocked } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../contract/api-errors.js';
 import type { ReactionSummary } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 

@@ -9,7 +9,7 @@ import { countUnread, latestMessageId, messageInConversation } from '../store/me
 import { readPositions, setReadPosition } from '../store/participants.js';
 import type { Actor, ChatContext } from './context.js';
 import { requireParticipant } from './access.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../contract/api-errors.js';
 import { unitOfWork } from './unit-of-work.js';
 import type { Page } from './conversations.js';
 import { iso, isoOrNull } from '../contract/resources.js';

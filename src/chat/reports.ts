@@ -12,7 +12,7 @@ import type { DB } from '../store/database.js';
 import { SERVER, type Actor, type ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeIdCursor } from './cursors.js';
-import { ChatError, notFound } from './errors.js';
+import { ChatError, notFound } from '../contract/api-errors.js';
 import { deleteForEveryone } from './messages.js';
 import { iso, isoOrNull, type HistoryItem, type UserResource } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';

@@ -8,7 +8,7 @@ import { searchMessageIds, searchUsers as findUsers, type UserPosition } from '.
 import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
-import { invalid } from './errors.js';
+import { invalid } from '../contract/api-errors.js';
 import type { SearchHit, UserResource } from '../contract/resources.js';
 
 /** The longest message search, in characters: a longer q is refused (422). */

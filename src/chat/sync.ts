@@ -10,7 +10,7 @@ import { conversationResource, loadSharedConversations } from '../store/read-mod
 import type { Tx } from '../store/transaction.js';
 import { requireGroup } from './access.js';
 import type { Actor, ChatContext } from './context.js';
-import { ChatError, invalid } from './errors.js';
+import { ChatError, invalid } from '../contract/api-errors.js';
 
 export interface Change {
   readonly type: string;

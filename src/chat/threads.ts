@@ -12,7 +12,7 @@ import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../contract/api-errors.js';
 import { iso, type HistoryItem, type MessageResource } from '../contract/resources.js';
 import { unitOfWork } from './unit-of-work.js';
 

@@ -5,7 +5,7 @@ import { recordAudit } from '../store/audit.js';
 import { deleteUserBan, upsertUserBan, type UserBan } from '../store/user-bans.js';
 import { lockUsers } from '../store/locks.js';
 import { SERVER, type ChatContext } from './context.js';
-import { ChatError, notFound } from './errors.js';
+import { ChatError, notFound } from '../contract/api-errors.js';
 import { futureUntil } from './group-bans.js';
 import { isoOrNull } from '../contract/resources.js';
 import { unitOfWork, type Work } from './unit-of-work.js';

@@ -1,7 +1,7 @@
 // Users belong to the host application: created or updated by the server key, or from a token's claims.
 import type { DB } from '../store/database.js';
 import * as users from '../store/users.js';
-import { ChatError } from './errors.js';
+import { ChatError } from '../contract/api-errors.js';
 import { userBannedError } from './user-bans.js';
 import type { UserResource } from '../contract/resources.js';
 

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { loadDevSecrets } from '../config/dev-secrets.js';
-import { ChatError } from '../chat/errors.js';
+import { ChatError } from '../contract/api-errors.js';
 import { createTokenIssuer, DEFAULT_TOKEN_TTL_SECONDS, parseUserId } from '../http/auth.js';
 
 const USAGE = 'Usage: npm run token -- <userId> [--name Alice] [--avatar-url URL] [--ttl seconds]';

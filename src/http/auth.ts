@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { Actor } from '../chat/context.js';
-import { ChatError, invalid } from '../chat/errors.js';
+import { ChatError, invalid } from '../contract/api-errors.js';
 import type { JwtPolicy } from '../config/index.js';
 import { settingDefault } from '../config/settings.js';
 import { USER_AVATAR_URL_MAX_CHARS, USER_NAME_MAX_CHARS, ensureUser } from '../chat/users.js';

@@ -4,7 +4,7 @@
 // (GET) are not limited.
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isIPv6 } from 'node:net';
-import { ChatError } from '../chat/errors.js';
+import { ChatError } from '../contract/api-errors.js';
 import type { RateLimitedAction, RateLimiter } from '../chat/rate-limits.js';
 
 /** A route as `METHOD /path` below the API prefix, e.g. `PATCH /messages/:id`. */

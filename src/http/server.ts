@@ -10,7 +10,7 @@ import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
 import { limitFailedAuthentication, limitRequests } from './rate-limits.js';
 import { validatorCompiler } from './validation.js';
-import { installErrorHandler, refuseNonJsonBodies, refuseNulCharacters } from './errors.js';
+import { installErrorHandler, refuseNonJsonBodies, refuseNulCharacters } from './error-handler.js';
 import { wellFormedBody } from './text.js';
 import { clientErrorHandler, connectionsCheckingInterval, installRequestTimeouts, type RequestTimeouts } from './timeouts.js';
 import { attachmentRoutes } from './routes/attachments.js';

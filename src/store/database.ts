@@ -12,7 +12,7 @@ import { migrationProvider } from './migrations/index.js';
 import { preparingPool, type PreparedStatementStats } from './prepared.js';
 import type { Schema } from './schema.js';
 
-export { isRetryableTransactionError, isStalePlanError } from './errors.js';
+export { isRetryableTransactionError, isStalePlanError } from './retryable-errors.js';
 
 export type DB = Kysely<Schema>;
 

@@ -20,7 +20,7 @@
 //    serialize a parameter) is discarded on release; outside a transaction the query is run again unnamed.
 import { createHash } from 'node:crypto';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import { isStalePlanError } from './errors.js';
+import { isStalePlanError } from './retryable-errors.js';
 
 /** What this module takes from a `pg` client checked out of its pool. */
 export interface PgClient {

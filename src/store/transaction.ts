@@ -3,7 +3,7 @@
 // so they are retried here, a few times with a jittered pause, and never reach a client as a 500.
 import type { Transaction } from 'kysely';
 import type { DB } from './database.js';
-import { isRetryableTransactionError } from './errors.js';
+import { isRetryableTransactionError } from './retryable-errors.js';
 import type { Schema } from './schema.js';
 
 export type Tx = Transaction<Schema>;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { blockedWords } from '../../src/chat/blocked-words.js';
 import { loadBlockedWords } from '../../src/config/blocked-words.js';
-import { ChatError } from '../../src/chat/errors.js';
+import { ChatError } from '../../src/contract/api-errors.js';
 
 const refused = (words: ReturnType<typeof blockedWords>, text: string): boolean => {
   try {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { ChatError } from '../../src/chat/errors.js';
+import { ChatError } from '../../src/contract/api-errors.js';
 import { memoryRateLimiter, NO_RATE_LIMITS, redisRateLimiter, WINDOW_MS, type RateLimiter, type RateLimits } from '../../src/chat/rate-limits.js';
 import { openRedis, type RedisConnections } from '../../src/store/redis.js';
 import { deleteKeys, MACHINE_REDIS_URL, RedisServer } from '../../testkit/redis.js';

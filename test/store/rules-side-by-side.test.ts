@@ -11,7 +11,7 @@
 // viewer's clear and hides as ownMessageFilter (store/own-state.ts) does for every other read.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ChatError } from '../../src/chat/errors.js';
+import { ChatError } from '../../src/contract/api-errors.js';
 import { refuseIfDirectBlocked, requireParticipant } from '../../src/chat/access.js';
 import { countUnread, pageMessageIds, writeMessages, type MessageDraft } from '../../src/store/messages.js';
 import { ownMessageFilter } from '../../src/store/own-state.js';

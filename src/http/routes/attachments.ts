@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { downloadHeaders, MissingFileError, openAttachment, openThumbnail, StorageUnavailableError, uploadAttachment } from '../../chat/attachments.js';
-import { ChatError } from '../../chat/errors.js';
+import { ChatError } from '../../contract/api-errors.js';
 import { AttachmentResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, ErrorBody, IdParams, userErrors } from '../schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireParticipant } from '../../chat/access.js';
-import { ChatError } from '../../chat/errors.js';
+import { ChatError } from '../../contract/api-errors.js';
 import { parseChatChannel } from '../../contract/channels.js';
 import { isValidSocketId } from '../../realtime/index.js';
 import type { HttpDeps } from '../deps.js';

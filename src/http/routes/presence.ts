@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { invalid } from '../../chat/errors.js';
+import { invalid } from '../../contract/api-errors.js';
 import { PresenceResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
 import { userErrors } from '../schemas.js';

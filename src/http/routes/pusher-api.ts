@@ -6,7 +6,7 @@
 // Pusher's: 400 bad request, 401 bad signature, 404 unknown app, 413 too large; bodies are Parley's
 // {message, code}.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { ChatError } from '../../chat/errors.js';
+import { ChatError } from '../../contract/api-errors.js';
 import {
   SERVER_TO_USER_PREFIX,
   channelTypeOf,

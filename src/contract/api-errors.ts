@@ -1,5 +1,6 @@
-// Every error code the API answers with, and its HTTP status: the one list clients can rely on (docs/api.md,
-// "Errors"). The Pusher protocol's own 4xxx codes stay with the protocol (realtime/pusher/errors.ts).
+// The API's errors (docs/api.md, "Errors"): every code it answers with and its HTTP status, the one list clients
+// can rely on; and ChatError, the error that carries one of them up to the HTTP layer (http/error-handler.ts turns
+// it into the answer). The Pusher protocol's own 4xxx codes stay with the protocol (realtime/pusher/errors.ts).
 export const ERRORS = {
   bad_request: 400,
   unauthenticated: 401,
@@ -38,3 +39,20 @@ export const ERRORS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+export class ChatError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: { errors?: Record<string, string[]>; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+    this.status = ERRORS[code];
+  }
+}
+
+export const notFound = (what: string): ChatError => new ChatError('not_found', `${what} not found.`);
+export const forbidden = (code: ErrorCode, message: string): ChatError => new ChatError(code, message);
+export const invalid = (field: string, message: string): ChatError =>
+  new ChatError('validation_failed', message, { errors: { [field]: [message] } });

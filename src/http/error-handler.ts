@@ -1,7 +1,6 @@
 // One error handler: every failure becomes {message, code, errors?} with the right status; 5xx hide details.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ERRORS, type ErrorCode } from '../contract/error-codes.js';
-import { ChatError } from '../chat/errors.js';
+import { ChatError, ERRORS, type ErrorCode } from '../contract/api-errors.js';
 
 const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'bad_request',
