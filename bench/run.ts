@@ -3,6 +3,17 @@
 // Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
 // full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
 // SVG charts under docs/bench/. See docs/benchmarks.md.
+//
+// Layout: bench/benchmarks/<name>.ts, one benchmark each, in three parts (setup, measure, report; see
+// bench/lib/benchmark.ts); bench/lib/ what they share (servers to measure, client pools, loops, statistics, the
+// report and the generated docs); bench/load/ the load generators' processes; bench/servers/ the baselines.
+// Only this runner imports the benchmarks; they import bench/lib, never this file.
+//
+// Parley's public entry points, the only ways bench reaches src/ (test/layering.test.ts keeps this):
+//   - the server process, src/main.ts, started with its configuration in the environment (bench/lib/targets.ts,
+//     through testkit/parley-node.ts), and its documented HTTP API and Pusher protocol (docs/api.md, docs/events.md);
+//   - as modules, only src/main.ts, src/app/index.ts (createApp), src/config and src/contract: nothing inside a layer
+//     (a benchmark that needs a rule of the server, such as search folding accents, states it as data or asks the API).
 import { parseArgs } from 'node:util';
 import { chatE2e } from './benchmarks/chat-e2e.js';
 import { compliance } from './benchmarks/compliance.js';
@@ -18,17 +29,13 @@ import { machine } from './lib/machine.js';
 import { log, openFiles } from './lib/procs.js';
 import { BENCHMARKS, printResult, saveResult, type BenchmarkName, type Result } from './lib/report.js';
 import { BENCH_ADMIN_DATABASE_URL } from './lib/targets.js';
+import type { Benchmark } from './lib/benchmark.js';
 import { postgresVersion } from '../testkit/postgres.js';
 
-export interface BenchOptions {
-  readonly smoke: boolean;
-  /** Only the setups whose names contain one of these (case-insensitive); all when empty. */
-  readonly setups: readonly string[];
-}
+/** @deprecated import BenchOptions from bench/lib/benchmark.ts (kept here only until compliance.ts does). */
+export type { BenchOptions } from './lib/benchmark.js';
 
-type Runner = (options: BenchOptions) => Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>>;
-
-const RUNNERS: Record<BenchmarkName, Runner> = {
+const RUNNERS: Record<BenchmarkName, Benchmark> = {
   fanout,
   'chat-e2e': chatE2e,
   ingest,

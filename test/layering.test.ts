@@ -17,7 +17,7 @@ import ts from 'typescript';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What bench/ may import from src/: the app's composition, its configuration and the contract, nothing inside a layer. */
-const PUBLIC_ENTRY_POINTS = ['src/main.ts', 'src/app.ts', 'src/app/index.ts', 'src/config.ts', 'src/config/index.ts', 'src/contract/index.ts'];
+const PUBLIC_ENTRY_POINTS = ['src/main.ts', 'src/app/index.ts', 'src/config/index.ts', 'src/contract/index.ts'];
 
 /** The ordered layers: a module of one may import its own and lower ones only. */
 const LAYERS = ['contract', 'store', 'chat', 'http'] as const;
@@ -28,13 +28,11 @@ const LAYERS = ['contract', 'store', 'chat', 'http'] as const;
  * (as a diagnostic) so it can be removed.
  */
 const KNOWN_VIOLATIONS: readonly { readonly from: string; readonly to: string; readonly item: string }[] = [
-  // Item 1 (src/contract): the resources move below the store.
-  ...['messages', 'own-state', 'reactions', 'read-model', 'threads'].map((m) => ({ from: `src/store/${m}.ts`, to: 'src/chat/resources.js', item: '1: contract' })),
   // Item 3 (realtime as pairs): the Redis connection moves out of store/.
   ...['apps', 'fanout/redis-occupancy', 'fanout/redis-occupied', 'fanout/redis-presence', 'fanout/redis'].map((m) => ({ from: `src/realtime/${m}.ts`, to: 'src/store/redis.ts', item: '3: realtime as pairs' })),
-  // Item 7 (bench): BenchOptions moves to bench/lib; search folds its words without src/chat/search.ts.
-  ...['chat-e2e', 'compliance', 'connections', 'fanout', 'ingest', 'search', 'sync', 'threads', 'uploads'].map((b) => ({ from: `bench/benchmarks/${b}.ts`, to: 'bench/run.ts', item: '7: bench' })),
-  { from: 'bench/benchmarks/search.ts', to: 'src/chat/search.ts', item: '7: bench' },
+  // Item 7 (bench): the compliance benchmark still takes BenchOptions from the runner (a type-only import, re-exported
+  // there for it); it goes when compliance.ts imports it from bench/lib/benchmark.ts as the other benchmarks do.
+  { from: 'bench/benchmarks/compliance.ts', to: 'bench/run.ts', item: '7: bench' },
 ];
 
 interface Import {

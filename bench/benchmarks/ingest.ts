@@ -16,12 +16,12 @@ import { nowMs } from '../lib/clock.js';
 import { jsonClient } from '../lib/http.js';
 import { closedLoop } from '../lib/publisher.js';
 import { cpuAccount, log, progress } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { Histogram, summarize } from '../lib/stats.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
 import { startWebhookReceiver } from '../lib/webhooks.js';
 import { marker } from '../load/protocol.js';
-import type { BenchOptions } from '../run.js';
+import type { BenchOptions, BenchmarkReport } from '../lib/benchmark.js';
 
 export interface Params {
   pairs: number;
@@ -43,9 +43,15 @@ export interface Measured {
   readonly delivery: Histogram;
 }
 
-export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const p: Params = {
+export async function ingest(options: BenchOptions): Promise<BenchmarkReport> {
+  const p = params(options.smoke);
+  const onPostgres = await measureOnPostgres(p);
+  const pglite = await measureOnPglite(p);
+  return report(p, { ...onPostgres, pglite }, options.smoke);
+}
+
+function params(smoke: boolean): Params {
+  return {
     pairs: smoke ? 4 : 200,
     inFlight: smoke ? 4 : 32,
     seconds: smoke ? 1 : 10,
@@ -54,133 +60,9 @@ export async function ingest(options: BenchOptions): Promise<Omit<Result, 'machi
     workers: 2,
     rounds: smoke ? 1 : 3,
   };
-  const notes: string[] = [];
-
-  // Webhooks off and on (docs/notifications.md: CHAT_WEBHOOK_URLS pointing at a local receiver answering 200, so
-  // every send also writes its outbox row and is delivered as a webhook; the receiver is a process of its own, as a
-  // host app's would be, so that its work does not hold up this process's send loop) on two nodes started together, each on a
-  // fresh database, measured in rounds that take turns: a burst of load from outside the benchmark then hurts one
-  // round, not one setup, and each setup's best round is reported (the on/off ratio compares best with best).
-  log('- Parley (PostgreSQL), webhooks off and on in turns');
-  const receiver = await startWebhookReceiver();
-  const postgresTarget = await parleyTarget();
-  let hooksTarget: Target | undefined;
-  let postgres: Measured | undefined;
-  let withHooks: Measured | undefined;
-  let replies: Measured | undefined;
-  let inserts: Row[];
-  try {
-    hooksTarget = await parleyTarget({ env: { CHAT_WEBHOOK_URLS: receiver.url, CHAT_WEBHOOK_SECRET: 'b'.repeat(64) } });
-    const conversations = await setUp(postgresTarget, p);
-    const hooksConversations = await setUp(hooksTarget, p);
-    const roots = await threadRoots(postgresTarget, conversations);
-    let sentWithHooks = 0;
-    for (let round = 1; round <= p.rounds; round++) {
-      const suffix = p.rounds > 1 ? `, round ${round} of ${p.rounds}` : '';
-      log(`- Parley (PostgreSQL)${suffix}`);
-      const off = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages');
-      if (!postgres || off.row.figures.perSecond! > postgres.row.figures.perSecond!) postgres = off;
-      log(`- Parley (PostgreSQL), replies in threads${suffix}`);
-      const inThreads = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages with thread_id', undefined, roots);
-      if (!replies || inThreads.row.figures.perSecond! > replies.row.figures.perSecond!) replies = inThreads;
-      log(`- Parley (PostgreSQL) with webhooks on${suffix}`);
-      const on = await sendLoad(hooksTarget, p, hooksConversations, 'Parley, PostgreSQL, webhooks on: POST /messages', receiver.pid);
-      sentWithHooks += on.sent;
-      if (!withHooks || on.row.figures.perSecond! > withHooks.row.figures.perSecond!) withHooks = on;
-    }
-    // Webhooks delivered (every round's) by the end of the last measurement plus a few seconds.
-    for (let waited = 0; waited < 10_000 && (await receiver.received()) < sentWithHooks; waited += 200) await sleep(200);
-    withHooks!.row.figures.webhooksDelivered = (await receiver.received()) / sentWithHooks;
-    await hooksTarget.stop();
-    hooksTarget = undefined;
-    await postgresTarget.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
-    inserts = await insertLoops(postgresTarget, p, conversations);
-  } finally {
-    await hooksTarget?.stop();
-    await postgresTarget.stop();
-    await receiver.close();
-  }
-  if (!postgres || !withHooks || !replies) throw new Error('no round was measured');
-
-  log('- Parley (embedded default: PGlite)');
-  const pgliteTarget = await parleyTarget({ database: 'pglite' });
-  let pglite: Measured;
-  try {
-    pglite = await sendLoad(pgliteTarget, p, await setUp(pgliteTarget, p), 'Parley, embedded PGlite: POST /messages');
-  } finally {
-    await pgliteTarget.stop();
-  }
-
-  const rows = [postgres.row, replies.row, withHooks.row, pglite.row, ...inserts];
-  const pooled = inserts.find((r) => r.setup.startsWith('raw INSERT, '))!;
-  for (const r of [postgres.row, replies.row, pglite.row]) {
-    if (r.figures.delivered! < 1) notes.push(`${r.setup}: ${((1 - r.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
-  }
-  for (const r of rows) {
-    if (r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during the measurement.`);
-  }
-  const onPostgres = postgres.row.figures;
-  return {
-    benchmark: 'ingest',
-    title: `Ingest: messages per second across ${p.pairs} direct conversations, events delivered (PostgreSQL, and the embedded PGlite)`,
-    smoke,
-    parameters: {
-      conversations: `${p.pairs} direct conversations, both members connected (${p.pairs * 2} sockets, 2 channels each)`,
-      load: `${p.inFlight} sends in flight (closed loop) for ${p.seconds} s after ${p.warmupSeconds} s of warm-up`,
-      rounds: `PostgreSQL: ${p.rounds}, webhooks off, replies in threads (the same node and conversations, one thread each) and webhooks on taking turns (two nodes started together); each setup's best round is shown`,
-      'raw INSERT baseline': `${p.insertSeconds} s each: ${p.inFlight} in flight on a pool of ${p.inFlight}, then one connection; INSERT INTO messages (same table, same database), autocommit`,
-      database: 'PostgreSQL (a fresh database); then the embedded default (PGlite in a temporary CHAT_DATA_DIR, no DATABASE_URL)',
-      'CPU per message': 'cores used during the measurement × its seconds / messages sent; Parley: the node process (on PGlite the database runs inside it); PostgreSQL: the backends serving Parley',
-    },
-    columns: [
-      { key: 'perSecond', label: 'messages/s' },
-      { key: 'httpP50', label: 'POST p50 ms' },
-      { key: 'httpP99', label: 'POST p99 ms' },
-      { key: 'deliveryP99', label: 'delivery p99 ms' },
-      { key: 'delivered', label: 'delivered' },
-      { key: 'webhooksDelivered', label: 'webhooks delivered' },
-      { key: 'serverCpu', label: 'server CPU' },
-      { key: 'databaseCpu', label: 'PostgreSQL CPU' },
-      { key: 'parleyCpuMs', label: 'Parley CPU ms/message' },
-      { key: 'databaseCpuMs', label: 'PostgreSQL CPU ms/message' },
-      { key: 'otherCpu', label: 'other CPU' },
-    ],
-    rows,
-    comparisons: [],
-    targets: [
-      goal('sustained messages/s with events delivered', '≥ 3,000/s', onPostgres.perSecond!, 3000, 'at least', '/s'),
-      goal(`Parley sends / raw INSERTs (${p.inFlight} in flight), change feed written`, '≥ 0.45', onPostgres.perSecond! / pooled.figures.perSecond!, 0.45, 'at least', '×'),
-      goal('webhooks on / off (PostgreSQL messages/s)', '≥ 0.85', withHooks.row.figures.perSecond! / onPostgres.perSecond!, 0.85, 'at least', '×'),
-      goal('replies in threads / plain sends (PostgreSQL messages/s)', '≥ 0.9', replies.row.figures.perSecond! / onPostgres.perSecond!, 0.9, 'at least', '×'),
-      goal('embedded default (PGlite) messages/s', '≥ 1,500/s', pglite.row.figures.perSecond!, 1500, 'at least', '/s'),
-      goal('PostgreSQL CPU per message', '≤ 0.3 ms', onPostgres.databaseCpuMs!, 0.3, 'at most', ' ms'),
-      goal('Parley CPU per message', '≤ 0.3 ms', onPostgres.parleyCpuMs!, 0.3, 'at most', ' ms'),
-    ],
-    notes,
-    charts: {
-      bars: [
-        {
-          file: 'ingest-throughput.svg',
-          title: 'Ingest: messages (or rows) per second',
-          unit: 'per second',
-          bars: rows.map((r) => ({ label: r.setup, value: r.figures.perSecond!, highlight: r.parley })),
-        },
-      ],
-      latency: [
-        {
-          file: 'ingest-latency.svg',
-          title: `Ingest: latency at ${Math.round(onPostgres.perSecond!).toLocaleString('en-US')} (PostgreSQL) and ${Math.round(pglite.row.figures.perSecond!).toLocaleString('en-US')} (PGlite) messages/s`,
-          series: [
-            { label: 'PostgreSQL: POST answered', curve: summarize(postgres.http).curve },
-            { label: 'PostgreSQL: event delivered', curve: summarize(postgres.delivery).curve },
-            { label: 'PGlite: POST answered', curve: summarize(pglite.http).curve },
-            { label: 'PGlite: event delivered', curve: summarize(pglite.delivery).curve },
-          ],
-        },
-      ],
-    },
-  };
 }
+
+// ── setup ──
 
 export interface Conversation {
   readonly id: number;
@@ -230,6 +112,80 @@ async function threadRoots(t: Target, conversations: Conversation[]): Promise<Ma
   }
   return roots;
 }
+
+// ── measure ──
+
+/** The setups measured: each send load with its row and latencies, and the raw INSERT baselines' rows. */
+interface Figures {
+  readonly postgres: Measured;
+  readonly replies: Measured;
+  readonly withHooks: Measured;
+  readonly pglite: Measured;
+  readonly inserts: Row[];
+}
+
+/** On PostgreSQL: plain sends, replies in threads and webhooks on in rounds, then the raw INSERT loops. */
+async function measureOnPostgres(p: Params): Promise<Omit<Figures, 'pglite'>> {
+  // Webhooks off and on (docs/notifications.md: CHAT_WEBHOOK_URLS pointing at a local receiver answering 200, so
+  // every send also writes its outbox row and is delivered as a webhook; the receiver is a process of its own, as a
+  // host app's would be, so that its work does not hold up this process's send loop) on two nodes started together, each on a
+  // fresh database, measured in rounds that take turns: a burst of load from outside the benchmark then hurts one
+  // round, not one setup, and each setup's best round is reported (the on/off ratio compares best with best).
+  log('- Parley (PostgreSQL), webhooks off and on in turns');
+  const receiver = await startWebhookReceiver();
+  const postgresTarget = await parleyTarget();
+  let hooksTarget: Target | undefined;
+  let postgres: Measured | undefined;
+  let withHooks: Measured | undefined;
+  let replies: Measured | undefined;
+  let inserts: Row[];
+  try {
+    hooksTarget = await parleyTarget({ env: { CHAT_WEBHOOK_URLS: receiver.url, CHAT_WEBHOOK_SECRET: 'b'.repeat(64) } });
+    const conversations = await setUp(postgresTarget, p);
+    const hooksConversations = await setUp(hooksTarget, p);
+    const roots = await threadRoots(postgresTarget, conversations);
+    let sentWithHooks = 0;
+    for (let round = 1; round <= p.rounds; round++) {
+      const suffix = p.rounds > 1 ? `, round ${round} of ${p.rounds}` : '';
+      log(`- Parley (PostgreSQL)${suffix}`);
+      const off = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages');
+      if (!postgres || off.row.figures.perSecond! > postgres.row.figures.perSecond!) postgres = off;
+      log(`- Parley (PostgreSQL), replies in threads${suffix}`);
+      const inThreads = await sendLoad(postgresTarget, p, conversations, 'Parley, PostgreSQL: POST /messages with thread_id', undefined, roots);
+      if (!replies || inThreads.row.figures.perSecond! > replies.row.figures.perSecond!) replies = inThreads;
+      log(`- Parley (PostgreSQL) with webhooks on${suffix}`);
+      const on = await sendLoad(hooksTarget, p, hooksConversations, 'Parley, PostgreSQL, webhooks on: POST /messages', receiver.pid);
+      sentWithHooks += on.sent;
+      if (!withHooks || on.row.figures.perSecond! > withHooks.row.figures.perSecond!) withHooks = on;
+    }
+    // Webhooks delivered (every round's) by the end of the last measurement plus a few seconds.
+    for (let waited = 0; waited < 10_000 && (await receiver.received()) < sentWithHooks; waited += 200) await sleep(200);
+    withHooks!.row.figures.webhooksDelivered = (await receiver.received()) / sentWithHooks;
+    await hooksTarget.stop();
+    hooksTarget = undefined;
+    await postgresTarget.node!.stop(); // the INSERT loops have PostgreSQL and the CPU to themselves (the database is kept until they are done)
+    inserts = await insertLoops(postgresTarget, p, conversations);
+  } finally {
+    await hooksTarget?.stop();
+    await postgresTarget.stop();
+    await receiver.close();
+  }
+  if (!postgres || !withHooks || !replies) throw new Error('no round was measured');
+  return { postgres, replies, withHooks, inserts };
+}
+
+/** The same load on the embedded default. */
+async function measureOnPglite(p: Params): Promise<Measured> {
+  log('- Parley (embedded default: PGlite)');
+  const pgliteTarget = await parleyTarget({ database: 'pglite' });
+  try {
+    return await sendLoad(pgliteTarget, p, await setUp(pgliteTarget, p), 'Parley, embedded PGlite: POST /messages');
+  } finally {
+    await pgliteTarget.stop();
+  }
+}
+
+// One send load (the compliance benchmark measures with it too), and the raw INSERTs.
 
 /**
  * receiverPid: the webhook receiver's process, whose CPU is counted with the clients'. roots: send every message as a
@@ -355,4 +311,79 @@ async function insertLoops(t: Target, p: Params, conversations: Conversation[]):
     }
   }
   return rows;
+}
+
+// ── report ──
+
+function report(p: Params, { postgres, replies, withHooks, pglite, inserts }: Figures, smoke: boolean): BenchmarkReport {
+  const notes: string[] = [];
+  const rows = [postgres.row, replies.row, withHooks.row, pglite.row, ...inserts];
+  const pooled = inserts.find((r) => r.setup.startsWith('raw INSERT, '))!;
+  for (const r of [postgres.row, replies.row, pglite.row]) {
+    if (r.figures.delivered! < 1) notes.push(`${r.setup}: ${((1 - r.figures.delivered!) * 100).toFixed(2)}% of the expected deliveries did not arrive.`);
+  }
+  for (const r of rows) {
+    if (r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during the measurement.`);
+  }
+  const onPostgres = postgres.row.figures;
+  return {
+    benchmark: 'ingest',
+    title: `Ingest: messages per second across ${p.pairs} direct conversations, events delivered (PostgreSQL, and the embedded PGlite)`,
+    smoke,
+    parameters: {
+      conversations: `${p.pairs} direct conversations, both members connected (${p.pairs * 2} sockets, 2 channels each)`,
+      load: `${p.inFlight} sends in flight (closed loop) for ${p.seconds} s after ${p.warmupSeconds} s of warm-up`,
+      rounds: `PostgreSQL: ${p.rounds}, webhooks off, replies in threads (the same node and conversations, one thread each) and webhooks on taking turns (two nodes started together); each setup's best round is shown`,
+      'raw INSERT baseline': `${p.insertSeconds} s each: ${p.inFlight} in flight on a pool of ${p.inFlight}, then one connection; INSERT INTO messages (same table, same database), autocommit`,
+      database: 'PostgreSQL (a fresh database); then the embedded default (PGlite in a temporary CHAT_DATA_DIR, no DATABASE_URL)',
+      'CPU per message': 'cores used during the measurement × its seconds / messages sent; Parley: the node process (on PGlite the database runs inside it); PostgreSQL: the backends serving Parley',
+    },
+    columns: [
+      { key: 'perSecond', label: 'messages/s' },
+      { key: 'httpP50', label: 'POST p50 ms' },
+      { key: 'httpP99', label: 'POST p99 ms' },
+      { key: 'deliveryP99', label: 'delivery p99 ms' },
+      { key: 'delivered', label: 'delivered' },
+      { key: 'webhooksDelivered', label: 'webhooks delivered' },
+      { key: 'serverCpu', label: 'server CPU' },
+      { key: 'databaseCpu', label: 'PostgreSQL CPU' },
+      { key: 'parleyCpuMs', label: 'Parley CPU ms/message' },
+      { key: 'databaseCpuMs', label: 'PostgreSQL CPU ms/message' },
+      { key: 'otherCpu', label: 'other CPU' },
+    ],
+    rows,
+    comparisons: [],
+    targets: [
+      goal('sustained messages/s with events delivered', '≥ 3,000/s', onPostgres.perSecond!, 3000, 'at least', '/s'),
+      goal(`Parley sends / raw INSERTs (${p.inFlight} in flight), change feed written`, '≥ 0.45', onPostgres.perSecond! / pooled.figures.perSecond!, 0.45, 'at least', '×'),
+      goal('webhooks on / off (PostgreSQL messages/s)', '≥ 0.85', withHooks.row.figures.perSecond! / onPostgres.perSecond!, 0.85, 'at least', '×'),
+      goal('replies in threads / plain sends (PostgreSQL messages/s)', '≥ 0.9', replies.row.figures.perSecond! / onPostgres.perSecond!, 0.9, 'at least', '×'),
+      goal('embedded default (PGlite) messages/s', '≥ 1,500/s', pglite.row.figures.perSecond!, 1500, 'at least', '/s'),
+      goal('PostgreSQL CPU per message', '≤ 0.3 ms', onPostgres.databaseCpuMs!, 0.3, 'at most', ' ms'),
+      goal('Parley CPU per message', '≤ 0.3 ms', onPostgres.parleyCpuMs!, 0.3, 'at most', ' ms'),
+    ],
+    notes,
+    charts: {
+      bars: [
+        {
+          file: 'ingest-throughput.svg',
+          title: 'Ingest: messages (or rows) per second',
+          unit: 'per second',
+          bars: rows.map((r) => ({ label: r.setup, value: r.figures.perSecond!, highlight: r.parley })),
+        },
+      ],
+      latency: [
+        {
+          file: 'ingest-latency.svg',
+          title: `Ingest: latency at ${Math.round(onPostgres.perSecond!).toLocaleString('en-US')} (PostgreSQL) and ${Math.round(pglite.row.figures.perSecond!).toLocaleString('en-US')} (PGlite) messages/s`,
+          series: [
+            { label: 'PostgreSQL: POST answered', curve: summarize(postgres.http).curve },
+            { label: 'PostgreSQL: event delivered', curve: summarize(postgres.delivery).curve },
+            { label: 'PGlite: POST answered', curve: summarize(pglite.http).curve },
+            { label: 'PGlite: event delivered', curve: summarize(pglite.delivery).curve },
+          ],
+        },
+      ],
+    },
+  };
 }

@@ -10,14 +10,14 @@
 //    with the 1,000 most recently active archived and 10 older ones pinned: the page must pass over the archived
 //    ones to find its 30.
 // Closed loops, two requests in flight; latency and the CPU Parley and PostgreSQL use per request.
-import { jsonClient } from '../lib/http.js';
+import { jsonClient, type JsonClient } from '../lib/http.js';
 import { eachLimited, loopRow, measureLoop, type Loop } from '../lib/loops.js';
 import { log, progress } from '../lib/procs.js';
-import { target as goal, type Result, type Row } from '../lib/report.js';
+import { target as goal, type Row } from '../lib/report.js';
 import { summarize, type Histogram } from '../lib/stats.js';
 import { nowMs } from '../lib/clock.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
-import type { BenchOptions } from '../run.js';
+import type { BenchOptions, BenchmarkReport } from '../lib/benchmark.js';
 
 interface Params {
   readonly groups: number;
@@ -49,9 +49,22 @@ async function ok(what: string, r: Promise<{ status: number; text: string }>, ..
   return text === '' ? null : JSON.parse(text);
 }
 
-export async function threads(options: BenchOptions): Promise<Omit<Result, 'machine' | 'finishedAt' | 'seconds'>> {
-  const smoke = options.smoke;
-  const p: Params = {
+export async function threads(options: BenchOptions): Promise<BenchmarkReport> {
+  const p = params(options.smoke);
+  log('- Parley (PostgreSQL)');
+  const t = await parleyTarget();
+  const http = jsonClient(t.node!.api, p.writers);
+  try {
+    const data = await setUp(t, p, http);
+    return report(p, data, await measure(t, p, http, data), options.smoke);
+  } finally {
+    http.close();
+    await t.stop();
+  }
+}
+
+function params(smoke: boolean): Params {
+  return {
     groups: smoke ? 3 : 50,
     groupSize: 10,
     threadsIn: 10,
@@ -66,16 +79,154 @@ export async function threads(options: BenchOptions): Promise<Omit<Result, 'mach
     warmupSeconds: smoke ? 0.5 : 2,
     writers: 16,
   };
+}
 
-  log('- Parley (PostgreSQL)');
-  const t = await parleyTarget();
-  let result: Awaited<ReturnType<typeof measure>>;
-  try {
-    result = await measure(t, p);
-  } finally {
-    await t.stop();
+// ── setup ──
+
+/** What setUp wrote: the users measured and where their threads, pages and conversations are. */
+interface Written {
+  /** The user in many threads. */
+  readonly me: Person;
+  /** A member of the long thread's group and of the baseline conversation's. */
+  readonly reader: Person;
+  readonly threadPath: string;
+  readonly threadMiddle: number;
+  readonly historyPath: string;
+  readonly historyMiddle: number;
+  /** The user of the many direct conversations, and those conversations, the oldest first. */
+  readonly owner: Person;
+  readonly directs: readonly number[];
+  readonly threadCount: number;
+  readonly setupSeconds: number;
+}
+
+/** Writes the data through the API (so every thread, member row and counter is what the rules made). */
+async function setUp(t: Target, p: Params, http: JsonClient): Promise<Written> {
+  const node = t.node!;
+  const started = performance.now();
+  const line = progress('setup');
+  let nextUser = 1;
+  const person = async (): Promise<Person> => {
+    const id = nextUser++;
+    await ok(`PUT /users/${id}`, node.server('PUT', `/users/${id}`, { name: `User ${id}` }).then((r) => ({ status: r.status, text: JSON.stringify(r.body) })), 200, 201);
+    return { id, token: await node.token(id) };
+  };
+  const people = async (n: number): Promise<Person[]> => {
+    const list: Person[] = [];
+    for (let i = 0; i < n; i++) list.push(await person());
+    return list;
+  };
+  const send = (who: Person, conversationId: number, body: Record<string, unknown>) =>
+    ok('POST messages', http.post(`/conversations/${conversationId}/messages`, who.token, body), 201).then((r) => r.data as { id: number });
+  const newGroup = async (owner: Person, members: readonly Person[]) =>
+    (await ok('POST /groups', http.post('/groups', owner.token, { name: `Group of ${owner.id}`, user_ids: members.map((m) => m.id) }), 201)).data.id as number;
+  // 1. The measured user's threads.
+  const me = await person();
+  let threadCount = 0;
+  for (let g = 0; g < p.groups; g++) {
+    const others = await people(p.groupSize - 1);
+    const groupId = await newGroup(me, others);
+    const roots: { root: number; mine: boolean }[] = [];
+    for (let k = 0; k < p.threadsIn + p.threadsOut; k++) {
+      const mine = k < p.threadsIn;
+      const sender = mine && k === 0 ? me : others[k % others.length]!;
+      roots.push({ root: (await send(sender, groupId, { body: `Root ${k}` })).id, mine });
+    }
+    await eachLimited(roots, p.writers, async ({ root, mine }, k) => {
+      if (mine && k > 0) await send(me, groupId, { body: 'My reply', thread_id: root });
+      for (let r = 0; r < p.repliesPerThread; r++) await send(others[(k + r) % others.length]!, groupId, { body: `Reply ${r}`, thread_id: root });
+    });
+    threadCount += p.threadsIn;
+    line(`${threadCount} threads of the measured user`);
   }
-  const { loops, setupSeconds, threadCount } = result;
+
+  // 2. A long thread, and a conversation with as many messages in its history.
+  const crew = await people(p.groupSize);
+  const threadGroup = await newGroup(crew[0]!, crew.slice(1));
+  const historyGroup = await newGroup(crew[0]!, crew.slice(1));
+  const root = (await send(crew[0]!, threadGroup, { body: 'The long thread' })).id;
+  const seq = Array.from({ length: p.longThread }, (_, i) => i);
+  await eachLimited(seq, p.writers, async (i) => {
+    await send(crew[i % crew.length]!, threadGroup, { body: `Reply ${i}`, thread_id: root });
+    await send(crew[i % crew.length]!, historyGroup, { body: `Message ${i}` });
+    if (i % 1000 === 999) line(`${i + 1} replies and messages`);
+  });
+  const middleOf = async (path: string): Promise<number> => {
+    // The id in the middle of the list: walk the newest page's ids and take the one halfway by count.
+    const newest = (await ok(path, http.get(`${path}?limit=1`, crew[0]!.token), 200)).data[0].id as number;
+    const oldest = (await ok(path, http.get(`${path}?after=1&limit=1`, crew[0]!.token), 200)).data[0].id as number;
+    return Math.round((newest + oldest) / 2);
+  };
+  const threadPath = `/messages/${root}/thread`;
+  const historyPath = `/conversations/${historyGroup}/messages`;
+  const threadMiddle = await middleOf(threadPath);
+  const historyMiddle = await middleOf(historyPath);
+
+  // 3. An inbox of many direct conversations.
+  const owner = await person();
+  const partners = await people(p.inboxConversations);
+  const directs: number[] = new Array(p.inboxConversations);
+  await eachLimited(partners, p.writers, async (partner, i) => {
+    directs[i] = (await ok('POST /conversations', http.post('/conversations', owner.token, { user_id: partner.id }), 200, 201)).data.id;
+  });
+  // One message each, oldest conversation first: the last ones are the most recently active.
+  for (let i = 0; i < directs.length; i += p.writers) {
+    await Promise.all(directs.slice(i, i + p.writers).map((id, k) => send(partners[i + k]!, id, { body: 'Hello' })));
+  }
+  const setupSeconds = (performance.now() - started) / 1000;
+  line(`${threadCount} threads, a thread of ${p.longThread}, ${p.inboxConversations} conversations in ${Math.round(setupSeconds)} s`, true);
+  return { me, reader: crew[1]!, threadPath, threadMiddle, historyPath, historyMiddle, owner, directs, threadCount, setupSeconds };
+}
+
+/** The owner's own state, for the inbox's second measurement: the most recently active archived, older ones pinned. */
+async function archiveAndPin(http: JsonClient, p: Params, owner: Person, directs: readonly number[]): Promise<void> {
+  const archived = directs.slice(-p.archived);
+  const pinned = directs.slice(0, p.pinned);
+  await eachLimited(archived, p.writers, async (id) => void (await ok('PUT archive', http.request('PUT', `/conversations/${id}/archive`, owner.token), 200)));
+  for (const id of pinned) await ok('PUT pin', http.request('PUT', `/conversations/${id}/pin`, owner.token), 200);
+  const page = (await ok('GET /conversations', http.get('/conversations?limit=30', owner.token), 200)).data as { id: number; pinned_at: string | null; archived_at: string | null }[];
+  if (page.slice(0, p.pinned).some((c) => c.pinned_at === null) || page.some((c) => c.archived_at !== null)) {
+    throw new Error('the inbox does not show the pinned conversations first, or shows archived ones');
+  }
+}
+
+// ── measure ──
+
+type Loops = Record<'threads' | 'threadsBaseline' | 'thread' | 'history' | 'inboxBaseline' | 'inbox', Loop>;
+
+/** Each loop in turn; the inbox's own state (archived, pinned) is written between its baseline and its measurement. */
+async function measure(t: Target, p: Params, http: JsonClient, { me, reader: crewMember, threadPath, threadMiddle, historyPath, historyMiddle, owner, directs }: Written): Promise<Loops> {
+  const reader = jsonClient(t.node!.api, p.inFlight);
+  const get = (who: Person, path: () => string) => async (h: Histogram) => {
+    const at = nowMs();
+    const r = await reader.get(path(), who.token);
+    if (r.status !== 200) throw new Error(`GET ${path()}: ${r.status} ${r.text.slice(0, 200)}`);
+    h.record(nowMs() - at);
+  };
+  const turns = (paths: readonly string[]) => {
+    let n = 0;
+    return () => paths[n++ % paths.length]!;
+  };
+  try {
+    const loops = {
+      threads: await measureLoop(t, p, 'GET /threads', get(me, () => '/threads')),
+      threadsBaseline: await measureLoop(t, p, 'GET /conversations (baseline)', get(me, () => '/conversations?limit=30')),
+      thread: await measureLoop(t, p, 'GET /messages/{id}/thread', get(crewMember, turns([threadPath, `${threadPath}?before=${threadMiddle}`]))),
+      history: await measureLoop(t, p, 'GET /conversations/{id}/messages (baseline)', get(crewMember, turns([historyPath, `${historyPath}?before=${historyMiddle}`]))),
+      inboxBaseline: await measureLoop(t, p, 'GET /conversations, no own state (baseline)', get(owner, () => '/conversations?limit=30')),
+      inbox: undefined as unknown as Loop,
+    };
+    await archiveAndPin(http, p, owner, directs);
+    loops.inbox = await measureLoop(t, p, 'GET /conversations, pinned and archived', get(owner, () => '/conversations?limit=30'));
+    return loops;
+  } finally {
+    reader.close();
+  }
+}
+
+// ── report ──
+
+function report(p: Params, { threadCount, setupSeconds }: Written, loops: Loops, smoke: boolean): BenchmarkReport {
 
   const long = p.longThread.toLocaleString('en-US');
   const rows: Row[] = [
@@ -139,119 +290,3 @@ export async function threads(options: BenchOptions): Promise<Omit<Result, 'mach
   };
 }
 
-/** Writes the data through the API, then measures each loop. */
-async function measure(t: Target, p: Params) {
-  const node = t.node!;
-  const http = jsonClient(node.api, p.writers);
-  const started = performance.now();
-  const line = progress('setup');
-  let nextUser = 1;
-  const person = async (): Promise<Person> => {
-    const id = nextUser++;
-    await ok(`PUT /users/${id}`, node.server('PUT', `/users/${id}`, { name: `User ${id}` }).then((r) => ({ status: r.status, text: JSON.stringify(r.body) })), 200, 201);
-    return { id, token: await node.token(id) };
-  };
-  const people = async (n: number): Promise<Person[]> => {
-    const list: Person[] = [];
-    for (let i = 0; i < n; i++) list.push(await person());
-    return list;
-  };
-  const send = (who: Person, conversationId: number, body: Record<string, unknown>) =>
-    ok('POST messages', http.post(`/conversations/${conversationId}/messages`, who.token, body), 201).then((r) => r.data as { id: number });
-  const newGroup = async (owner: Person, members: readonly Person[]) =>
-    (await ok('POST /groups', http.post('/groups', owner.token, { name: `Group of ${owner.id}`, user_ids: members.map((m) => m.id) }), 201)).data.id as number;
-  try {
-    // 1. The measured user's threads.
-    const me = await person();
-    let threadCount = 0;
-    for (let g = 0; g < p.groups; g++) {
-      const others = await people(p.groupSize - 1);
-      const groupId = await newGroup(me, others);
-      const roots: { root: number; mine: boolean }[] = [];
-      for (let k = 0; k < p.threadsIn + p.threadsOut; k++) {
-        const mine = k < p.threadsIn;
-        const sender = mine && k === 0 ? me : others[k % others.length]!;
-        roots.push({ root: (await send(sender, groupId, { body: `Root ${k}` })).id, mine });
-      }
-      await eachLimited(roots, p.writers, async ({ root, mine }, k) => {
-        if (mine && k > 0) await send(me, groupId, { body: 'My reply', thread_id: root });
-        for (let r = 0; r < p.repliesPerThread; r++) await send(others[(k + r) % others.length]!, groupId, { body: `Reply ${r}`, thread_id: root });
-      });
-      threadCount += p.threadsIn;
-      line(`${threadCount} threads of the measured user`);
-    }
-
-    // 2. A long thread, and a conversation with as many messages in its history.
-    const crew = await people(p.groupSize);
-    const threadGroup = await newGroup(crew[0]!, crew.slice(1));
-    const historyGroup = await newGroup(crew[0]!, crew.slice(1));
-    const root = (await send(crew[0]!, threadGroup, { body: 'The long thread' })).id;
-    const seq = Array.from({ length: p.longThread }, (_, i) => i);
-    await eachLimited(seq, p.writers, async (i) => {
-      await send(crew[i % crew.length]!, threadGroup, { body: `Reply ${i}`, thread_id: root });
-      await send(crew[i % crew.length]!, historyGroup, { body: `Message ${i}` });
-      if (i % 1000 === 999) line(`${i + 1} replies and messages`);
-    });
-    const middleOf = async (path: string): Promise<number> => {
-      // The id in the middle of the list: walk the newest page's ids and take the one halfway by count.
-      const newest = (await ok(path, http.get(`${path}?limit=1`, crew[0]!.token), 200)).data[0].id as number;
-      const oldest = (await ok(path, http.get(`${path}?after=1&limit=1`, crew[0]!.token), 200)).data[0].id as number;
-      return Math.round((newest + oldest) / 2);
-    };
-    const threadPath = `/messages/${root}/thread`;
-    const historyPath = `/conversations/${historyGroup}/messages`;
-    const threadMiddle = await middleOf(threadPath);
-    const historyMiddle = await middleOf(historyPath);
-
-    // 3. An inbox of many direct conversations.
-    const owner = await person();
-    const partners = await people(p.inboxConversations);
-    const directs: number[] = new Array(p.inboxConversations);
-    await eachLimited(partners, p.writers, async (partner, i) => {
-      directs[i] = (await ok('POST /conversations', http.post('/conversations', owner.token, { user_id: partner.id }), 200, 201)).data.id;
-    });
-    // One message each, oldest conversation first: the last ones are the most recently active.
-    for (let i = 0; i < directs.length; i += p.writers) {
-      await Promise.all(directs.slice(i, i + p.writers).map((id, k) => send(partners[i + k]!, id, { body: 'Hello' })));
-    }
-    const setupSeconds = (performance.now() - started) / 1000;
-    line(`${threadCount} threads, a thread of ${p.longThread}, ${p.inboxConversations} conversations in ${Math.round(setupSeconds)} s`, true);
-
-    const reader = jsonClient(node.api, p.inFlight);
-    const get = (who: Person, path: () => string) => async (h: Histogram) => {
-      const at = nowMs();
-      const r = await reader.get(path(), who.token);
-      if (r.status !== 200) throw new Error(`GET ${path()}: ${r.status} ${r.text.slice(0, 200)}`);
-      h.record(nowMs() - at);
-    };
-    const turns = (paths: readonly string[]) => {
-      let n = 0;
-      return () => paths[n++ % paths.length]!;
-    };
-    try {
-      const loops = {
-        threads: await measureLoop(t, p, 'GET /threads', get(me, () => '/threads')),
-        threadsBaseline: await measureLoop(t, p, 'GET /conversations (baseline)', get(me, () => '/conversations?limit=30')),
-        thread: await measureLoop(t, p, 'GET /messages/{id}/thread', get(crew[1]!, turns([threadPath, `${threadPath}?before=${threadMiddle}`]))),
-        history: await measureLoop(t, p, 'GET /conversations/{id}/messages (baseline)', get(crew[1]!, turns([historyPath, `${historyPath}?before=${historyMiddle}`]))),
-        inboxBaseline: await measureLoop(t, p, 'GET /conversations, no own state (baseline)', get(owner, () => '/conversations?limit=30')),
-        inbox: undefined as unknown as Loop,
-      };
-      // The most recently active archived, older ones pinned.
-      const archived = directs.slice(-p.archived);
-      const pinned = directs.slice(0, p.pinned);
-      await eachLimited(archived, p.writers, async (id) => void (await ok('PUT archive', http.request('PUT', `/conversations/${id}/archive`, owner.token), 200)));
-      for (const id of pinned) await ok('PUT pin', http.request('PUT', `/conversations/${id}/pin`, owner.token), 200);
-      const page = (await ok('GET /conversations', http.get('/conversations?limit=30', owner.token), 200)).data as { id: number; pinned_at: string | null; archived_at: string | null }[];
-      if (page.slice(0, p.pinned).some((c) => c.pinned_at === null) || page.some((c) => c.archived_at !== null)) {
-        throw new Error('the inbox does not show the pinned conversations first, or shows archived ones');
-      }
-      loops.inbox = await measureLoop(t, p, 'GET /conversations, pinned and archived', get(owner, () => '/conversations?limit=30'));
-      return { loops, setupSeconds, threadCount };
-    } finally {
-      reader.close();
-    }
-  } finally {
-    http.close();
-  }
-}
