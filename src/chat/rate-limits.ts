@@ -7,7 +7,7 @@
 // exact: a request is refused while N were counted in the window, and Retry-After says when the oldest of them
 // leaves it (1 s to the window). A refused request is not counted, so a client that waits as told gets through.
 import { randomBytes } from 'node:crypto';
-import type { RedisConnections } from '../store/redis.js';
+import type { RedisConnections } from '../redis/connections.js';
 import { ChatError } from '../contract/api-errors.js';
 
 export const RATE_LIMITED_ACTIONS = [
