@@ -10,7 +10,6 @@ import {
   editBody,
   findByClientId,
   findVisibleMessage,
-  pageMessageIds,
   recipientsOf,
   softDelete,
   writeMessages,
@@ -20,7 +19,7 @@ import {
   type WrittenMessages,
 } from '../store/messages.js';
 import { findMembership } from '../store/participants.js';
-import { loadHistoryItems, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
+import { loadHistoryPage, loadMessage, loadMessages, plainMessage, sharedConversation, type ReaderState } from '../store/read-model.js';
 import { recountThread } from '../store/threads.js';
 import type { Message } from '../store/schema.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
@@ -84,12 +83,8 @@ export async function listMessages(
   }
   // `after` walks forward from a known message (catch-up after a reconnect): the messages right after it.
   // Either way the page is newest first, and next_cursor is the id to pass again as the same parameter.
-  const ids = await pageMessageIds(ctx.db, { conversationId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
-  const page = ids.slice(0, options.limit);
-  const messages = await loadHistoryItems(ctx.db, page);
-  const data = page.map((id) => messages.get(id)!).sort((a, b) => b.id - a.id);
-  const more = ids.length > options.limit;
-  return { data, next_cursor: more ? String(page.at(-1)) : null };
+  const page = await loadHistoryPage(ctx.db, { conversationId }, { ...options, viewerId: actor.userId });
+  return { data: page.items, next_cursor: page.more ? String(page.last) : null };
 }
 
 export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId: number, input: SendInput): Promise<SendResult> {

@@ -5,10 +5,9 @@
 import type { DB } from '../store/database.js';
 import { event, type DomainEvent } from '../events/catalog.js';
 import { lockConversationOfMessage } from '../store/locks.js';
-import { findVisibleMessage, pageMessageIds } from '../store/messages.js';
-import { loadHistoryItems } from '../store/read-model.js';
+import { findVisibleMessageFor } from '../store/messages.js';
+import { loadHistoryItems, loadHistoryPage } from '../store/read-model.js';
 import { readThread, threadSummary, userThreads, type ThreadRow } from '../store/threads.js';
-import { requireParticipant } from './access.js';
 import type { Actor, ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
@@ -31,11 +30,8 @@ export function threadUpdated(thread: ThreadRow): DomainEvent {
 
 /** A thread's root as the caller may see it: a visible message of a conversation they are in, not itself a reply. */
 async function requireRoot(db: DB, actor: Actor, rootId: number) {
-  const root = await findVisibleMessage(db, rootId);
-  if (!root) throw notFound('Message');
-  await requireParticipant(db, root.conversation_id, actor.userId).catch(() => {
-    throw notFound('Message');
-  });
+  const root = await findVisibleMessageFor(db, rootId, actor.userId);
+  if (!root || !root.participant) throw notFound('Message');
   if (root.thread_id !== null) throw invalid('id', 'This message is a reply in a thread, not a thread of its own.');
   return root;
 }
@@ -49,11 +45,8 @@ export async function listThreadReplies(
 ): Promise<Page<HistoryItem>> {
   const root = await requireRoot(ctx.db, actor, rootId);
   if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
-  const ids = await pageMessageIds(ctx.db, { conversationId: root.conversation_id, threadId: rootId }, { ...options, limit: options.limit + 1, viewerId: actor.userId });
-  const page = ids.slice(0, options.limit);
-  const items = await loadHistoryItems(ctx.db, page);
-  const data = page.flatMap((id) => items.get(id) ?? []).sort((a, b) => b.id - a.id);
-  return { data, next_cursor: ids.length > options.limit ? String(page.at(-1)) : null };
+  const page = await loadHistoryPage(ctx.db, { conversationId: root.conversation_id, threadId: rootId }, { ...options, viewerId: actor.userId });
+  return { data: page.items, next_cursor: page.more ? String(page.last) : null };
 }
 
 export interface UserThread {

@@ -204,20 +204,16 @@ export async function findVisibleMessage(db: DB, messageId: number): Promise<Mes
   return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-/**
- * A page of visible message ids that the viewer may see, before (older, newest first) or after (newer, oldest first)
- * a message id: of a conversation's history (replies in threads are not part of it) or of a thread (`threadId`, in
- * its conversation `conversationId`). One statement: the database function parley_message_page
- * (store/functions/message-page.ts), which reads the page along the scope's index whatever the planner believes.
- */
-export async function pageMessageIds(
-  db: DB,
-  scope: { conversationId: number; threadId?: number },
-  options: { before?: number; after?: number; limit: number; viewerId: number },
-): Promise<number[]> {
-  const { rows } = await sql<{ id: string }>`select id from parley_message_page(${scope.threadId ?? null}::bigint, ${scope.conversationId}::bigint,
-    ${options.viewerId}::bigint, ${options.before ?? null}::bigint, ${options.after ?? null}::bigint, ${options.limit}::int) as page(id)`.execute(db);
-  return rows.map((r) => Number(r.id));
+/** A visible message, and whether `userId` is a participant of its conversation: one query. */
+export async function findVisibleMessageFor(db: DB, messageId: number, userId: number): Promise<(Message & { participant: boolean }) | undefined> {
+  const row = await db
+    .selectFrom('messages as m')
+    .selectAll('m')
+    .select((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id').whereRef('p.conversation_id', '=', 'm.conversation_id').where('p.user_id', '=', userId)).as('participant'))
+    .where('m.id', '=', messageId)
+    .where('m.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row && { ...row, participant: Boolean(row.participant) };
 }
 
 /** Sets a visible message's body; false when it is deleted (or gone) by now. */

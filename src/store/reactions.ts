@@ -1,6 +1,6 @@
 // Reactions to messages: one row per (message, user, emoji), summarized per message for history items and
 // the MessageReactionsUpdated event.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { ReactionSummary } from '../contract/resources.js';
 import type { DB } from './database.js';
 
@@ -12,41 +12,29 @@ export const REACTION_USERS_SHOWN = 10;
  * how many users reacted with it and the latest REACTION_USERS_SHOWN of them. Messages without any are absent.
  */
 export async function reactionSummaries(db: DB, messageIds: readonly number[]): Promise<Map<number, ReactionSummary[]>> {
-  const result = new Map<number, ReactionSummary[]>();
-  if (messageIds.length === 0) return result;
-  const { rows } = await sql<{ message_id: number; emoji: string; count: number; user_ids: number[] }>`
-    select r.message_id, r.emoji, count(*)::int as count,
-      (select json_agg(latest.user_id) from (
-         select r2.user_id from message_reactions r2
-         where r2.message_id = r.message_id and r2.emoji = r.emoji
-         order by r2.created_at desc, r2.user_id desc
-         limit ${sql.lit(REACTION_USERS_SHOWN)}
-       ) latest) as user_ids
-    from message_reactions r
-    where r.message_id = any (${`{${messageIds.join(',')}}`}::bigint[])
-    group by r.message_id, r.emoji
-    order by r.message_id, min(r.created_at), r.emoji`.execute(db);
-  for (const row of rows) {
-    let list = result.get(row.message_id);
-    if (list === undefined) result.set(row.message_id, (list = []));
-    list.push({ emoji: row.emoji, count: row.count, user_ids: row.user_ids });
-  }
-  return result;
+  if (messageIds.length === 0) return new Map();
+  const { rows } = await sql<{ id: number; reactions: ReactionSummary[] | null }>`
+    select id, ${reactionSummaryJson(sql.ref('id'))} as reactions from unnest(${messageIds.map(String)}::bigint[]) as id`.execute(db);
+  return new Map(rows.flatMap((r) => (r.reactions === null ? [] : [[Number(r.id), r.reactions]])));
 }
 
-/** The users each message mentions, ascending. Messages without mentions are absent. */
-export async function mentionedUsers(db: DB, messageIds: readonly number[]): Promise<Map<number, number[]>> {
-  const result = new Map<number, number[]>();
-  if (messageIds.length === 0) return result;
-  const rows = await db
-    .selectFrom('message_mentions')
-    .select(['message_id', 'user_id'])
-    .where('message_id', 'in', messageIds)
-    .orderBy('message_id')
-    .orderBy('user_id')
-    .execute();
-  for (const row of rows) result.set(row.message_id, [...(result.get(row.message_id) ?? []), row.user_id]);
-  return result;
+/** The summaries of reactionSummaries for the message whose id is `messageId`, as a json array (null: none); the one home of their SQL. */
+export function reactionSummaryJson(messageId: RawBuilder<unknown>): RawBuilder<ReactionSummary[] | null> {
+  return sql`(select json_agg(json_build_object('emoji', x.emoji, 'count', x.count, 'user_ids', x.user_ids) order by x.first_at, x.emoji)
+    from (select r.emoji, count(*)::int as count, min(r.created_at) as first_at,
+            (select json_agg(latest.user_id) from (
+               select r2.user_id from message_reactions r2
+               where r2.message_id = r.message_id and r2.emoji = r.emoji
+               order by r2.created_at desc, r2.user_id desc
+               limit ${sql.lit(REACTION_USERS_SHOWN)}
+             ) latest) as user_ids
+          from message_reactions r where r.message_id = ${messageId}
+          group by r.message_id, r.emoji) x)`;
+}
+
+/** The users the message whose id is `messageId` mentions, ascending, as a json array (null: none). */
+export function mentionedUserIdsJson(messageId: RawBuilder<unknown>): RawBuilder<number[] | null> {
+  return sql`(select json_agg(mm.user_id order by mm.user_id) from message_mentions mm where mm.message_id = ${messageId})`;
 }
 
 /** What adding a reaction did: added it, found the user's reaction there already, or refused a new emoji over the limit. */

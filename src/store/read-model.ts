@@ -1,9 +1,8 @@
 // The read model: rows → the API's resources (docs/api.md), in a constant number of queries whatever the list's length.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DB } from './database.js';
-import { idIn } from './bulk.js';
-import { mentionedUsers, reactionSummaries } from './reactions.js';
-import { threadsOf, threadSummary } from './threads.js';
+import { mentionedUserIdsJson, reactionSummaryJson } from './reactions.js';
+import { threadSummary, type ThreadRow } from './threads.js';
 import type { Conversation, Role } from './schema.js';
 import {
   iso,
@@ -14,6 +13,7 @@ import {
   type HistoryItem,
   type MessageResource,
   type ParticipantResource,
+  type ReactionSummary,
   type UserResource,
 } from '../contract/resources.js';
 
@@ -34,78 +34,84 @@ export function attachmentResource(row: {
 
 /** Messages by id, fully hydrated (sender, attachment, reply preview, forward origin): one query. */
 export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<number, MessageResource>> {
-  return new Map([...(await loadMessagesWithPlace(db, ids))].map(([id, { message }]) => [id, message]));
-}
-
-/** A message's resource and its place: the thread it is in, its pin (what history items add to the resource). */
-interface PlacedMessage {
-  readonly message: MessageResource;
-  readonly thread_id: number | null;
-  readonly pinned_at: Date | null;
-  readonly pinned_by: number | null;
-}
-
-async function loadMessagesWithPlace(db: DB, ids: readonly number[]): Promise<Map<number, PlacedMessage>> {
-  const result = new Map<number, PlacedMessage>();
+  const result = new Map<number, MessageResource>();
   if (ids.length === 0) return result;
-  const rows = await db
-    .selectFrom('messages as m')
-    .innerJoin('users as s', 's.id', 'm.sender_id')
-    .leftJoin('attachments as a', 'a.id', 'm.attachment_id')
-    .leftJoin('messages as r', 'r.id', 'm.reply_to_id')
-    .leftJoin('users as rs', 'rs.id', 'r.sender_id')
-    .leftJoin('users as fs', 'fs.id', 'm.forwarded_from_sender_id')
-    .select([
-      'm.id', 'm.conversation_id', 'm.body', 'm.created_at', 'm.edited_at',
-      'm.forwarded_from_message_id', 'm.forwarded_from_conversation_id', 'm.thread_id', 'm.pinned_at', 'm.pinned_by',
-      's.id as s_id', 's.name as s_name', 's.avatar_url as s_avatar',
-      'a.id as a_id', 'a.name as a_name', 'a.mime_type as a_mime', 'a.size as a_size',
-      'a.width as a_width', 'a.height as a_height', 'a.thumbnail_key as a_thumbnail_key',
-      'r.id as r_id', 'r.body as r_body', 'r.deleted_at as r_deleted_at',
-      'rs.id as rs_id', 'rs.name as rs_name', 'rs.avatar_url as rs_avatar',
-      'fs.id as fs_id', 'fs.name as fs_name', 'fs.avatar_url as fs_avatar',
-    ])
-    .where(idIn('m.id', ids))
-    .execute();
-  for (const row of rows) {
-    const message: MessageResource = {
-      id: row.id,
-      conversation_id: row.conversation_id,
-      body: row.body,
-      attachment:
-        row.a_id === null ? null : attachmentResource({
-          id: row.a_id, name: row.a_name!, mime_type: row.a_mime!, size: row.a_size!,
-          width: row.a_width, height: row.a_height, thumbnail_key: row.a_thumbnail_key,
-        }),
-      sender: { id: row.s_id, name: row.s_name, avatar_url: row.s_avatar },
-      reply_to:
-        row.r_id === null
-          ? null
-          : {
-              id: row.r_id,
-              body: row.r_deleted_at ? null : row.r_body,
-              sender: { id: row.rs_id!, name: row.rs_name!, avatar_url: row.rs_avatar },
-              deleted: row.r_deleted_at !== null,
-            },
-      forwarded_from:
-        row.forwarded_from_message_id === null
-          ? null
-          : {
-              message_id: row.forwarded_from_message_id,
-              conversation_id: row.forwarded_from_conversation_id!,
-              sender: { id: row.fs_id!, name: row.fs_name!, avatar_url: row.fs_avatar },
-            },
-      created_at: iso(row.created_at),
-      edited_at: isoOrNull(row.edited_at),
-    };
-    result.set(row.id, {
-      message,
-      thread_id: row.thread_id === null ? null : Number(row.thread_id),
-      pinned_at: row.pinned_at,
-      pinned_by: row.pinned_by === null ? null : Number(row.pinned_by),
-    });
-  }
+  const { rows } = await sql<MessageRow>`${messageRows(givenIds(ids), sql``)}`.execute(db);
+  for (const row of rows) result.set(row.id, messageResource(row));
   return result;
+}
+
+/** Where the messages of a statement come from: rows of (id, n), n their place in a page. */
+type IdSource = RawBuilder<{ id: number; n: number }>;
+
+const givenIds = (ids: readonly number[]): IdSource => sql`select id, 0::bigint as n from unnest(${ids.map(String)}::bigint[]) as id`;
+
+/**
+ * The statement that hydrates messages, the one home of a message's columns and joins: each message of `source`
+ * with its sender, attachment, reply preview and forward origin, plus `extra` columns (a history item's).
+ */
+function messageRows(source: IdSource, extra: RawBuilder<unknown>): RawBuilder<MessageRow> {
+  return sql<MessageRow>`
+    with page (id, n) as materialized (${source})
+    select m.id, m.conversation_id, m.body, m.created_at, m.edited_at,
+      m.forwarded_from_message_id, m.forwarded_from_conversation_id, m.thread_id, m.pinned_at, m.pinned_by, m.sender_id, page.n,
+      s.name as s_name, s.avatar_url as s_avatar,
+      a.id as a_id, a.name as a_name, a.mime_type as a_mime, a.size as a_size, a.width as a_width, a.height as a_height, a.thumbnail_key as a_thumbnail_key,
+      r.id as r_id, r.body as r_body, r.deleted_at as r_deleted_at,
+      rs.id as rs_id, rs.name as rs_name, rs.avatar_url as rs_avatar,
+      fs.id as fs_id, fs.name as fs_name, fs.avatar_url as fs_avatar ${extra}
+    from page
+    join messages m on m.id = page.id
+    join users s on s.id = m.sender_id
+    left join attachments a on a.id = m.attachment_id
+    left join messages r on r.id = m.reply_to_id
+    left join users rs on rs.id = r.sender_id
+    left join users fs on fs.id = m.forwarded_from_sender_id`;
+}
+
+/** A row of messageRows. */
+interface MessageRow {
+  id: number; conversation_id: number; body: string | null; created_at: Date; edited_at: Date | null;
+  forwarded_from_message_id: number | null; forwarded_from_conversation_id: number | null; thread_id: number | null;
+  pinned_at: Date | null; pinned_by: number | null; sender_id: number; n: number;
+  s_name: string; s_avatar: string | null;
+  a_id: number | null; a_name: string | null; a_mime: string | null; a_size: number | null; a_width: number | null; a_height: number | null; a_thumbnail_key: string | null;
+  r_id: number | null; r_body: string | null; r_deleted_at: Date | null;
+  rs_id: number | null; rs_name: string | null; rs_avatar: string | null;
+  fs_id: number | null; fs_name: string | null; fs_avatar: string | null;
+}
+
+function messageResource(row: MessageRow): MessageResource {
+  return {
+    id: row.id,
+    conversation_id: row.conversation_id,
+    body: row.body,
+    attachment:
+      row.a_id === null ? null : attachmentResource({
+        id: row.a_id, name: row.a_name!, mime_type: row.a_mime!, size: row.a_size!,
+        width: row.a_width, height: row.a_height, thumbnail_key: row.a_thumbnail_key,
+      }),
+    sender: { id: row.sender_id, name: row.s_name, avatar_url: row.s_avatar },
+    reply_to:
+      row.r_id === null
+        ? null
+        : {
+            id: row.r_id,
+            body: row.r_deleted_at ? null : row.r_body,
+            sender: { id: row.rs_id!, name: row.rs_name!, avatar_url: row.rs_avatar },
+            deleted: row.r_deleted_at !== null,
+          },
+    forwarded_from:
+      row.forwarded_from_message_id === null
+        ? null
+        : {
+            message_id: row.forwarded_from_message_id,
+            conversation_id: row.forwarded_from_conversation_id!,
+            sender: { id: row.fs_id!, name: row.fs_name!, avatar_url: row.fs_avatar },
+          },
+    created_at: iso(row.created_at),
+    edited_at: isoOrNull(row.edited_at),
+  };
 }
 
 /**
@@ -126,32 +132,91 @@ export function plainMessage(id: number, conversationId: number, body: string | 
   };
 }
 
-/**
- * Messages by id as history lists them: the MessageResource with reactions and mentions (v1.1), the thread it is
- * in or the thread under it, and its pin (v1.2): four queries, side by side.
- */
+/** A row of historyRows: a message's row, its reactions and mentions, and the thread under it. */
+interface HistoryRow extends MessageRow {
+  reactions: ReactionSummary[] | null;
+  mentioned: number[] | null;
+  t_reply_count: number | null;
+  t_last_reply_at: Date | null;
+  t_repliers: (number | string)[] | null;
+}
+
+/** Messages as history lists them, in one statement: the MessageResource with reactions and mentions (v1.1), the thread it is in or the thread under it, and its pin (v1.2). */
+async function historyRows(db: DB, source: IdSource): Promise<HistoryRow[]> {
+  const extra = sql`, ${reactionSummaryJson(sql.ref('m.id'))} as reactions, ${mentionedUserIdsJson(sql.ref('m.id'))} as mentioned,
+      t.reply_count as t_reply_count, t.last_reply_at as t_last_reply_at, t.repliers as t_repliers`;
+  const { rows } = await sql<HistoryRow>`${messageRows(source, extra)} left join threads t on t.root_id = m.id`.execute(db);
+  return rows;
+}
+
+function historyItem(row: HistoryRow): HistoryItem {
+  const thread: ThreadRow | null =
+    row.t_reply_count === null || row.t_reply_count === 0
+      ? null
+      : { root_id: row.id, conversation_id: row.conversation_id, reply_count: row.t_reply_count, last_reply_at: row.t_last_reply_at, repliers: row.t_repliers!.map(Number), root_sender_id: row.sender_id };
+  return {
+    ...messageResource(row),
+    reactions: row.reactions ?? [],
+    mentioned_user_ids: row.mentioned ?? [],
+    thread_id: row.thread_id,
+    thread: thread && threadSummary(thread),
+    pinned_at: isoOrNull(row.pinned_at),
+    pinned_by: row.pinned_by,
+  };
+}
+
+/** Messages by id as history lists them (historyRows): one statement. */
 export async function loadHistoryItems(db: DB, ids: readonly number[]): Promise<Map<number, HistoryItem>> {
   const items = new Map<number, HistoryItem>();
   if (ids.length === 0) return items;
-  const [messages, reactions, mentions, threads] = await Promise.all([
-    loadMessagesWithPlace(db, ids),
-    reactionSummaries(db, ids),
-    mentionedUsers(db, ids),
-    threadsOf(db, ids),
-  ]);
-  for (const [id, { message, thread_id, pinned_at, pinned_by }] of messages) {
-    const thread = threads.get(id);
-    items.set(id, {
-      ...message,
-      reactions: reactions.get(id) ?? [],
-      mentioned_user_ids: mentions.get(id) ?? [],
-      thread_id,
-      thread: thread && thread.reply_count > 0 ? threadSummary(thread) : null,
-      pinned_at: isoOrNull(pinned_at),
-      pinned_by,
-    });
-  }
+  for (const row of await historyRows(db, givenIds(ids))) items.set(row.id, historyItem(row));
   return items;
+}
+
+/**
+ * A page of visible message ids that the viewer may see, before (older, newest first) or after (newer, oldest first)
+ * a message id: of a conversation's history (replies in threads are not part of it) or of a thread (`threadId`, in
+ * its conversation `conversationId`). One statement: the database function parley_message_page
+ * (store/functions/message-page.ts), which reads the page along the scope's index whatever the planner believes.
+ */
+export async function pageMessageIds(db: DB, scope: PageScope, options: PageOptions): Promise<number[]> {
+  const { rows } = await sql<{ id: string }>`select id from (${messagePage(scope, options)}) page order by n`.execute(db);
+  return rows.map((r) => Number(r.id));
+}
+
+export interface PageScope {
+  readonly conversationId: number;
+  readonly threadId?: number;
+}
+
+export interface PageOptions {
+  readonly before?: number;
+  readonly after?: number;
+  readonly limit: number;
+  readonly viewerId: number;
+}
+
+/** The page of pageMessageIds as an IdSource (n: the place in the page). */
+function messagePage(scope: PageScope, options: PageOptions): IdSource {
+  return sql`select id, n from parley_message_page(${scope.threadId ?? null}::bigint, ${scope.conversationId}::bigint,
+    ${options.viewerId}::bigint, ${options.before ?? null}::bigint, ${options.after ?? null}::bigint, ${options.limit}::int) with ordinality as page(id, n)`;
+}
+
+/**
+ * A page of history items of a conversation's history or of a thread, as the viewer sees it (the page of
+ * parley_message_page, as pageMessageIds), read and hydrated in one statement: up to
+ * `limit` items newest first, whether more follow, and the page's last id in its own order.
+ */
+export async function loadHistoryPage(
+  db: DB,
+  scope: PageScope,
+  options: PageOptions,
+): Promise<{ items: HistoryItem[]; more: boolean; last: number | undefined }> {
+  const rows = await historyRows(db, messagePage(scope, { ...options, limit: options.limit + 1 }));
+  rows.sort((a, b) => a.n - b.n);
+  const page = rows.slice(0, options.limit);
+  // last: the page's last id in its own order (the oldest going back, the newest going forward): the next cursor.
+  return { items: page.map(historyItem).sort((a, b) => b.id - a.id), more: rows.length > options.limit, last: page.at(-1)?.id };
 }
 
 export async function loadMessage(db: DB, id: number): Promise<MessageResource> {

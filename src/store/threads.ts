@@ -4,7 +4,6 @@
 import { sql } from 'kysely';
 import { isoOrNull } from '../contract/resources.js';
 import type { ThreadSummary } from '../contract/resources.js';
-import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 import { ownMessageFilter } from './own-state.js';
 
@@ -46,18 +45,6 @@ export async function recountThread(db: DB, rootId: number): Promise<ThreadRow |
   const r = rows[0];
   if (!r) return null;
   return { root_id: Number(r.root_id), conversation_id: Number(r.conversation_id), reply_count: r.reply_count, last_reply_at: r.last_reply_at, repliers: (r.repliers ?? []).map(Number), root_sender_id: Number(r.root_sender_id) };
-}
-
-/** The threads of these roots (those that have had a reply), by root id. */
-export async function threadsOf(db: DB, rootIds: readonly number[]): Promise<Map<number, ThreadRow>> {
-  if (rootIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('threads as t')
-    .innerJoin('messages as m', 'm.id', 't.root_id')
-    .select(['t.root_id', 't.conversation_id', 't.reply_count', 't.last_reply_at', 't.repliers', 'm.sender_id as root_sender_id'])
-    .where(idIn('t.root_id', rootIds))
-    .execute();
-  return new Map(rows.map((r) => [Number(r.root_id), { ...r, root_id: Number(r.root_id), conversation_id: Number(r.conversation_id), repliers: r.repliers.map(Number), root_sender_id: Number(r.root_sender_id) }]));
 }
 
 /** One of a user's threads for GET /threads. */
