@@ -9,7 +9,7 @@ import { memoryRateLimiter, redisRateLimiter, type RateLimiter, type RateLimits 
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases, type TypingTracker } from '../chat/typing.js';
 import type { Config } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
-import type { Notifications } from '../notifications/index.js';
+import type { Notifications } from '../delivery/index.js';
 import { memoryPresenceTracker, redisPresenceTracker, type PresenceTracker } from '../presence/tracker.js';
 import { shareForgetting } from '../store/known-users.js';
 import type { Stores } from './stores.js';

@@ -3,16 +3,16 @@
 // delivers them after.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import type { Notifications } from '../notifications/index.js';
-import { createNotifications } from '../notifications/index.js';
-import { outboxMetrics } from '../notifications/metrics.js';
-import { createOutboxWorker, type OutboxWorker } from '../notifications/outbox-worker.js';
-import { loadWebhookSecret, webhookDeliverer } from '../notifications/webhooks.js';
+import type { Notifications } from '../delivery/index.js';
+import { createNotifications } from '../delivery/index.js';
+import { outboxMetrics } from '../delivery/outbox-metrics.js';
+import { createOutboxWorker, type OutboxWorker } from '../delivery/outbox-worker.js';
+import { loadWebhookSecret, webhookDeliverer } from '../delivery/host-webhooks.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceTracker } from '../presence/tracker.js';
-import { pushAudience } from '../push/audience.js';
-import { createWebPush, type WebPush } from '../push/index.js';
-import { PUSH_OUTBOX_KIND, pushDeliverer } from '../push/outbox.js';
+import { pushAudience } from '../delivery/web-push/audience.js';
+import { createWebPush, type WebPush } from '../delivery/web-push/index.js';
+import { PUSH_OUTBOX_KIND, pushDeliverer } from '../delivery/web-push/deliverer.js';
 import type { Database } from '../store/database.js';
 
 export interface Delivery {
@@ -25,7 +25,7 @@ export interface Delivery {
 export function startDelivery(config: Config, database: Database, online: PresenceTracker, metrics: Metrics, logger: Logger): Delivery {
   const db = database.db;
   const outbox = createOutboxWorker({ db, logger, events: outboxMetrics(metrics.registry, db) });
-  // push: a 'push' row for each MessageSent while any browser is subscribed, delivered by src/push (which
+  // push: a 'push' row for each MessageSent while any browser is subscribed, delivered by src/delivery/web-push (which
   // decides the recipients at delivery).
   const pushSubscribers = pushAudience(db);
   const notifications = createNotifications({ webhookUrls: config.webhooks.urls, push: () => pushSubscribers.any(), worker: outbox });

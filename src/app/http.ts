@@ -6,7 +6,7 @@ import { createTokenIssuer } from '../http/auth.js';
 import type { ChannelAuthorizer } from '../http/deps.js';
 import { buildHttpApp } from '../http/server.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { PushSettings } from '../chat/push.js';
+import type { PushSettings } from '../delivery/web-push/subscriptions.js';
 import { upgradeRouter } from '../realtime/index.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Chat } from './chat.js';

@@ -7,9 +7,9 @@ import type { ChatContext } from '../chat/context.js';
 import type { ErasureWorker } from '../chat/erasure.js';
 import type { RetentionSweeper } from '../chat/retention.js';
 import type { Config } from '../config/index.js';
-import type { OutboxWorker } from '../notifications/outbox-worker.js';
+import type { OutboxWorker } from '../delivery/outbox-worker.js';
 import { createMetrics } from '../ops/metrics.js';
-import type { WebPush } from '../push/index.js';
+import type { WebPush } from '../delivery/web-push/index.js';
 import type { RealtimeNode, RealtimeStats } from '../realtime/index.js';
 import type { Database } from '../store/database.js';
 import type { RedisConnections } from '../redis/connections.js';
@@ -32,7 +32,7 @@ export interface App {
   readonly attachmentSweeper: AttachmentSweeper;
   /** Web Push: VAPID keys, the subscription rules and the MessageSent deliverer (for the outbox). */
   readonly push: WebPush;
-  /** The outbox's delivery worker of this node (webhooks, pushes; src/notifications). */
+  /** The outbox's delivery worker of this node (webhooks, pushes; src/delivery). */
   readonly outbox: OutboxWorker;
   /** Deletes messages past CHAT_MESSAGE_RETENTION_DAYS, a pass within a minute once listening, then hourly; null when unset. */
   readonly retention: RetentionSweeper | null;

@@ -5,7 +5,7 @@
 // one label such as `router`, which only resolves inside a network). Names are not resolved here: what a
 // public name points at is for the viewer's network to decide, as for any image on the web.
 import { isIP } from 'node:net';
-import { isAllowedAddress } from '../push/endpoint-guard.js';
+import { isAllowedAddress } from '../delivery/web-push/endpoint-guard.js';
 import { invalid } from '../contract/api-errors.js';
 
 /** Refuses (422 on `field`) an avatar URL a client should not load; null (no avatar) and undefined (unchanged) pass. */

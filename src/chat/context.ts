@@ -1,7 +1,7 @@
 // What every use case is given: the database, the broadcaster, the limits, the send queue. Built once in src/app/chat.ts.
 import type { Limits } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
-import type { Notifications } from '../notifications/index.js';
+import type { Notifications } from '../delivery/index.js';
 import type { DB } from '../store/database.js';
 import type { ForgetEverywhere } from '../store/known-users.js';
 import type { BlockedWords } from './blocked-words.js';
@@ -15,7 +15,7 @@ export interface ChatContext {
   readonly rateLimiter: RateLimiter;
   /** Sends waiting to be written together (group commit). */
   readonly sends: SendQueue;
-  /** The outbox rows (webhooks, push) of each action, written in its transaction (src/notifications). */
+  /** The outbox rows (webhooks, push) of each action, written in its transaction (src/delivery). */
   readonly notifications?: Notifications;
   /** CHAT_BLOCKED_WORDS: checked on every message and edit (none when absent). */
   readonly blockedWords?: BlockedWords;

@@ -2,7 +2,7 @@
 // Each write: lock the conversation → check → write → commit → events.
 import type { Broadcaster } from '../events/broadcaster.js';
 import { event, messageSentPayload, type DomainEvent } from '../events/catalog.js';
-import type { Notifications } from '../notifications/index.js';
+import type { Notifications } from '../delivery/index.js';
 import type { LeasedRows } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import { lockConversationOfMessage, lockConversations, lockUsers } from '../store/locks.js';

@@ -18,7 +18,7 @@ import type { ReaderState } from '../store/read-model.js';
 import { inTransaction, type Tx } from '../store/transaction.js';
 import type { Actor, ChatContext, ServerActor } from './context.js';
 import { inboxEvents } from './inbox.js';
-import type { WebhookDraft, WebhookOnlyType } from '../notifications/webhooks.js';
+import type { WebhookDraft, WebhookOnlyType } from '../delivery/host-webhooks.js';
 
 export interface Work {
   /** The action's transaction: every lock, check and write goes through it. */

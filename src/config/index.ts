@@ -142,14 +142,14 @@ export interface Config {
   readonly logLevel: string;
   /** CHAT_DEMO on: the web client offers a sign-in by user id and name (POST /demo/token). Never for production. */
   readonly demo: boolean;
-  /** Web Push (CHAT_VAPID_*, CHAT_PUSH_ALLOW_HTTP); keys null when unset (push/vapid.ts generates them). */
+  /** Web Push (CHAT_VAPID_*, CHAT_PUSH_ALLOW_HTTP); keys null when unset (delivery/web-push/vapid.ts generates them). */
   readonly push: PushConfig;
   readonly webhooks: WebhookConfig;
   /** True when some secret came from CHAT_DATA_DIR/secrets.json (development secrets): the banner then prints a token. */
   readonly devSecrets: boolean;
 }
 
-/** Webhooks to the host app (CHAT_WEBHOOK_*; src/notifications/webhooks.ts). */
+/** Webhooks to the host app (CHAT_WEBHOOK_*; src/delivery/host-webhooks.ts). */
 export interface WebhookConfig {
   readonly urls: readonly string[];
   /** CHAT_WEBHOOK_SECRET; null: generated into CHAT_DATA_DIR/webhook-secret. */

@@ -1,11 +1,11 @@
 import type { Config } from '../config/index.js';
 import type { Actor, ChatContext } from '../chat/context.js';
 import type { PresenceService } from '../chat/presence.js';
-import type { PushSettings } from '../chat/push.js';
+import type { PushSettings } from '../delivery/web-push/subscriptions.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { PusherApiApp } from './routes/pusher-api.js';
+import type { PusherApiApp } from '../realtime/index.js';
 import type { TokenIssuer } from './auth.js';
 
 /** Signs channel subscriptions and tells the socket server whose subscription it will be. */

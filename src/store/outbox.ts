@@ -16,7 +16,7 @@ import type { Tx } from './transaction.js';
 const ASYNC_COMMIT = sql`select set_config('synchronous_commit', 'off', true)`;
 
 export interface OutboxDraft {
-  /** The deliverer: 'webhook', 'push', ... (src/notifications/outbox-worker.ts). */
+  /** The deliverer: 'webhook', 'push', ... (src/delivery/outbox-worker.ts). */
   readonly kind: string;
   /** What the deliverer delivers to (a webhook URL); '' when the kind needs none. */
   readonly target?: string;

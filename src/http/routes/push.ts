@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { subscribePush, unsubscribePush } from '../../chat/push.js';
+import { invalid } from '../../contract/api-errors.js';
+import { SubscriptionInvalid, subscribePush, unsubscribePush } from '../../delivery/web-push/subscriptions.js';
 import type { HttpDeps } from '../deps.js';
 import { Data, userErrors } from '../schemas.js';
 
@@ -31,12 +32,19 @@ export const pushRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { cha
       }),
       response: { 201: Data(Type.Object({ endpoint: Type.String() })), ...userErrors },
     },
-  }, async (request, reply) => reply.status(201).send({ data: await subscribePush(chat, push, request.actor, request.body) }));
+  }, async (request, reply) => {
+    try {
+      return reply.status(201).send({ data: await subscribePush(chat.db, push, request.actor.userId, request.body) });
+    } catch (err) {
+      if (err instanceof SubscriptionInvalid) throw invalid(err.field, err.message);
+      throw err;
+    }
+  });
 
   app.delete('/push/subscriptions', {
     schema: { tags, summary: 'Remove one of the caller\'s push subscriptions (204 also when there was none)', body: Type.Object({ endpoint: Endpoint }), response: NoContent },
   }, async (request, reply) => {
-    await unsubscribePush(chat, request.actor, request.body.endpoint);
+    await unsubscribePush(chat.db, request.actor.userId, request.body.endpoint);
     return reply.status(204).send(null);
   });
 };

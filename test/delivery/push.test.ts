@@ -7,10 +7,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { PushDeliveryFailed, deliverMessagePush, type MessagePushJob } from '../../src/push/message-push.js';
-import { PUSH_OUTBOX_KIND, pushDeliverer } from '../../src/push/outbox.js';
-import { createPushSender } from '../../src/push/sender.js';
-import { loadVapidKeys } from '../../src/push/vapid.js';
+import { PushDeliveryFailed, deliverMessagePush, type MessagePushJob } from '../../src/delivery/web-push/message-push.js';
+import { PUSH_OUTBOX_KIND, pushDeliverer } from '../../src/delivery/web-push/deliverer.js';
+import { createPushSender } from '../../src/delivery/web-push/sender.js';
+import { loadVapidKeys } from '../../src/delivery/web-push/vapid.js';
 import { pushSubscriptionsOf, upsertPushSubscription } from '../../src/store/push-subscriptions.js';
 import { startPushService, type PushService } from '../../testkit/push-service.js';
 import { until } from '../../testkit/wait.js';
@@ -349,7 +349,7 @@ for (const database of DATABASES) {
   });
 }
 
-describe('push rows only while a browser is subscribed (src/push/audience.ts)', () => {
+describe('push rows only while a browser is subscribed (src/delivery/web-push/audience.ts)', () => {
   test('with no subscription on the server a send writes no push row, so it keeps the one-round-trip path; the first subscription turns them on at once', async () => {
     const app = await startTestApp({ env: { CHAT_PUSH_ALLOW_HTTP: '1' } });
     const service = await startPushService();

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import webpush from 'web-push';
-import type { PushSubscriptionRow } from '../store/push-subscriptions.js';
+import type { PushSubscriptionRow } from '../../store/push-subscriptions.js';
 import { parseEndpoint, resolveEndpoint, type Resolver } from './endpoint-guard.js';
 import type { VapidKeys } from './vapid.js';
 

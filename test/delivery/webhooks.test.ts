@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { signature, webhookDeliverer } from '../../src/notifications/webhooks.js';
+import { signature, webhookDeliverer } from '../../src/delivery/host-webhooks.js';
 import { freshPostgres } from '../../testkit/postgres.js';
 import { direct, group, newUsers, send } from '../http/helpers.js';
 import { DATABASES, startTestApp, type DatabaseKind, type TestApp } from '../support/app.js';

@@ -1,4 +1,4 @@
-// The outbox worker on its own (src/notifications/outbox-worker.ts): a row written in a transaction that rolls
+// The outbox worker on its own (src/delivery/outbox-worker.ts): a row written in a transaction that rolls
 // back is never delivered; a row that keeps failing is retried with backoff and given up past its age limit,
 // with an error log and the failed metric; rows of a kind with no deliverer stay untouched. A send's rows that
 // are first in their conversation's queue are written leased to the writer and delivered from memory, without
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { createOutboxWorker, retryDelayMs, type OutboxEvents } from '../../src/notifications/outbox-worker.js';
+import { createOutboxWorker, retryDelayMs, type OutboxEvents } from '../../src/delivery/outbox-worker.js';
 import { claimDue, insertOutbox, insertOutboxLeasingHeads, type OutboxRow } from '../../src/store/outbox.js';
 import { messageSentPayload } from '../../src/events/catalog.js';
 import { writeMessages, type MessageDraft } from '../../src/store/messages.js';

@@ -3,7 +3,7 @@
 // included (an IPv4 address inside an IPv6 one, the same address written another way).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EndpointRefused, embeddedIpv4, ipv6Groups, isAllowedAddress, parseEndpoint, resolveEndpoint } from '../../src/push/endpoint-guard.js';
+import { EndpointRefused, embeddedIpv4, ipv6Groups, isAllowedAddress, parseEndpoint, resolveEndpoint } from '../../src/delivery/web-push/endpoint-guard.js';
 
 const noDns = async (): Promise<never> => {
   throw new Error('no DNS lookup expected for an IP literal');

@@ -4,8 +4,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import webpush from 'web-push';
-import type { Config } from '../config/index.js';
-import { ConfigError } from '../config/settings.js';
+import type { Config } from '../../config/index.js';
+import { ConfigError } from '../../config/settings.js';
 
 export interface VapidKeys {
   readonly publicKey: string;

@@ -3,7 +3,7 @@
 // Read from the database at most every refreshMs, without holding up the caller: a subscription made on
 // another node is seen within that time; one made on this node at once.
 import { sql } from 'kysely';
-import type { DB } from '../store/database.js';
+import type { DB } from '../../store/database.js';
 
 export interface PushAudience {
   /** True while a subscription may exist (also before the first read). */

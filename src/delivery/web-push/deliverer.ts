@@ -1,5 +1,5 @@
-// Web Push through the transactional outbox (src/store/outbox.ts, src/notifications/): a send writes one row
-// of kind 'push' per MessageSent (and per ThreadReplySent: a reply in a thread) in its own transaction (src/notifications/index.ts, rowsFor), holding only
+// Web Push through the transactional outbox (src/store/outbox.ts, src/delivery/): a send writes one row
+// of kind 'push' per MessageSent (and per ThreadReplySent: a reply in a thread) in its own transaction (src/delivery/index.ts, rowsFor), holding only
 // the message's ids; the outbox worker hands each claimed row to this deliverer (registered in src/app/delivery.ts). A
 // throw leaves the row to the worker's retry with backoff; 404/410 and refused endpoints are settled inside
 // (the subscription deleted). Who gets a push is decided when it is delivered (message-push.ts).

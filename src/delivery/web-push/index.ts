@@ -1,10 +1,10 @@
 // Web Push, put together for the composition root (src/app/delivery.ts): the VAPID keys, the endpoint rules for the routes, and the deliverer of
-// a MessageSent push (which the outbox calls with the row's job; src/push/message-push.ts).
+// a MessageSent push (which the outbox calls with the row's job; message-push.ts).
 import type { Logger } from 'pino';
-import type { PushSettings } from '../chat/push.js';
-import type { Config } from '../config/index.js';
-import type { PresenceTracker } from '../presence/tracker.js';
-import type { DB } from '../store/database.js';
+import type { PushSettings } from './subscriptions.js';
+import type { Config } from '../../config/index.js';
+import type { PresenceTracker } from '../../presence/tracker.js';
+import type { DB } from '../../store/database.js';
 import type { PushAudience } from './audience.js';
 import type { Resolver } from './endpoint-guard.js';
 import { deliverMessagePush, type MessagePushJob } from './message-push.js';

@@ -1,14 +1,21 @@
-// Notifications, put together for the composition root (src/app/delivery.ts): what the chat's use cases write to the outbox in their
-// transactions (the rows of an action's events), and the worker that delivers them (outbox-worker.ts).
-// Webhooks (webhooks.ts): one row per URL for each event of a WEBHOOK_TYPES type; Web Push: one 'push' row per
-// MessageSent (src/push, which decides the recipients at delivery).
+// The delivery wing: what happened, delivered outside the sockets, at least once, through the transactional
+// outbox (docs/notifications.md). It sits below the chat: it imports the store, the contract and the event
+// builders, never src/chat (the chat imports it: this file's Notifications, and the webhook drafts).
+//   index.ts          Notifications: the outbox rows of an action's events, written in its transaction
+//   outbox-worker.ts  the worker of each node that claims rows and hands them to the deliverer of their kind
+//   outbox-metrics.ts the outbox's Prometheus metrics
+//   host-webhooks.ts  webhooks to the host app (CHAT_WEBHOOK_*): one row per URL for each event of a
+//                     WEBHOOK_TYPES type, signed POSTs
+//   web-push/         Web Push (CHAT_VAPID_*): one 'push' row per MessageSent, recipients decided at delivery;
+//                     subscriptions of the user API, the endpoint guard, VAPID keys, the sender
+// The composition root wires them (src/app/delivery.ts).
 import type { DomainEvent } from '../events/catalog.js';
 import type { LeasedRows, OutboxDraft } from '../store/outbox.js';
 import { insertOutbox, insertOutboxLeasingHeads } from '../store/outbox.js';
 import type { DB } from '../store/database.js';
 import type { SentOutbox } from '../store/messages.js';
 import type { Tx } from '../store/transaction.js';
-import { WEBHOOK_TYPES, type WebhookDraft, type WebhookPayload } from './webhooks.js';
+import { WEBHOOK_TYPES, type WebhookDraft, type WebhookPayload } from './host-webhooks.js';
 import { LEASE_MS, type OutboxWorker } from './outbox-worker.js';
 import { EVENTS } from '../contract/events.js';
 
@@ -36,7 +43,7 @@ export interface Notifications {
   committed(written?: LeasedRows): void;
 }
 
-/** push: whether MessageSent gets a 'push' row now (src/push/audience.ts: while any browser is subscribed). */
+/** push: whether MessageSent gets a 'push' row now (web-push/audience.ts: while any browser is subscribed). */
 export function createNotifications(options: { webhookUrls: readonly string[]; push: () => boolean; worker: OutboxWorker | null }): Notifications {
   const { webhookUrls, worker } = options;
   function rowsFor(events: readonly DomainEvent[], recipients?: (e: DomainEvent) => readonly number[]): OutboxDraft[] {

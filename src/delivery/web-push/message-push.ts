@@ -10,10 +10,10 @@
 // service worker shows it under the conversation's tag (a second push replaces the notification), so a
 // repeat shows as one notification.
 import type { Logger } from 'pino';
-import type { PresenceTracker } from '../presence/tracker.js';
-import type { DB } from '../store/database.js';
-import { deletePushSubscriptionById, pushSubscriptionsOf } from '../store/push-subscriptions.js';
-import { mutedAt } from '../store/read-model.js';
+import type { PresenceTracker } from '../../presence/tracker.js';
+import type { DB } from '../../store/database.js';
+import { deletePushSubscriptionById, pushSubscriptionsOf } from '../../store/push-subscriptions.js';
+import { mutedAt } from '../../store/read-model.js';
 import { EndpointRefused } from './endpoint-guard.js';
 import type { PushSender } from './sender.js';
 
