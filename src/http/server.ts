@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
-import { limitFailedAuthentication, limitRequests } from './rate-limits.js';
+import { limitFailedAuthentication, limitRequests } from './route-limits.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNonJsonBodies, refuseNulCharacters } from './error-handler.js';
 import { wellFormedBody } from './text.js';
@@ -25,7 +25,6 @@ import { moderationRoutes, reportRoutes } from './routes/moderation.js';
 import { opsRoutes } from './routes/ops.js';
 import { presenceRoutes } from './routes/presence.js';
 import { pushRoutes } from './routes/push.js';
-import { pusherApiRoutes } from './routes/pusher-api.js';
 import { searchRoutes } from './routes/search.js';
 import { serverRoutes } from './routes/server.js';
 import { syncRoutes } from './routes/sync.js';
@@ -34,6 +33,7 @@ import { pinRoutes } from './routes/pins.js';
 import { ownStateRoutes } from './routes/own-state.js';
 import { userRoutes } from './routes/users.js';
 import { webRoutes } from './routes/web.js';
+import { pusherHttpApi } from '../realtime/index.js';
 
 export const API_PREFIX = '/api/chat/v1';
 
@@ -115,7 +115,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
   if (deps.pusherApi) {
     // The Pusher HTTP API at /apps/{app_id}/..., as on Pusher, for the host app's server SDK.
     const { maxEventBytes, maxApiBodyBytes } = deps.config.broadcast;
-    await app.register(pusherApiRoutes, { apps: deps.pusherApi, maxEventBytes, maxBodyBytes: maxApiBodyBytes });
+    await app.register(pusherHttpApi, { apps: deps.pusherApi, maxEventBytes, maxBodyBytes: maxApiBodyBytes });
   }
 
   await app.register(async (api) => {

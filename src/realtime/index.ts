@@ -2,10 +2,10 @@
 // it. The node (node.ts) and its four parts, each an interface with a memory and a Redis implementation side by
 // side: broker/ (publications, orders and occupancy questions between nodes), presence/ (Pusher presence
 // channel members), occupancy/ (occupied channels, for the webhooks) and authorizations/ (pending channel
-// authorizations); parts.ts builds all four in memory or all in Redis. Beside them: the Pusher protocol
-// (pusher/: sockets, frames, signatures, the HTTP API's request checks), the channel registry (channels.ts),
-// Pusher app webhooks, several apps on one port (apps.ts), and the driver for an external Pusher server
-// (fanout/pusher-http.ts).
+// authorizations); parts.ts builds all four in memory or all in Redis. Beside them: the Pusher protocol in
+// pusher/ (sockets, frames, signatures, and the Pusher HTTP API as a Fastify plugin, http-api.ts), the channel
+// registry (channels.ts), Pusher app webhooks, several apps on one port (apps.ts), and the driver for an
+// external Pusher server (fanout/pusher-http.ts).
 export { PONG_TIMEOUT_SECONDS, createRealtimeNode, type RealtimeNode, type RealtimeSettings, type RealtimeStats } from './node.js';
 export { memoryParts, redisParts, type NodeParts } from './parts.js';
 export type { Broker, BrokerHandler, NodeCommand, Publication } from './broker/broker.js';
@@ -17,6 +17,6 @@ export { pusherHttpFanout, type PusherHttpFanout } from './fanout/pusher-http.js
 export { createWebhookSender, type WebhookSender } from './webhooks.js';
 export { redisForApp, upgradeRouter } from './apps.js';
 export { channelAuth, isValidSocketId, userAuth } from './pusher/signature.js';
-export { verifyApiRequest } from './pusher/api-signature.js';
+export { PUSHER_API_LIMITS, pusherHttpApi, type PusherApiApp, type PusherApiOptions } from './pusher/http-api.js';
 export { channelTypeOf, isValidChannelName } from './pusher/channel-types.js';
 export { SERVER_TO_USER_PREFIX, serverToUserChannel } from './pusher/signin.js';

@@ -1,21 +1,17 @@
-// The Pusher HTTP API on the built-in server, at the server root as on Pusher: the official server SDKs
-// (`pusher` for Node, pusher-http-php for Laravel, ...) pointed at Parley trigger events, read channel
-// occupancy and end users' connections. A request reaches only the app its path names (the default app or
-// one of BROADCAST_APPS_FILE) and is signed with that app's key and secret (realtime/pusher/api-signature.ts);
-// the body is verified as the raw bytes received, so these routes parse JSON themselves. Status codes are
-// Pusher's: 400 bad request, 401 bad signature, 404 unknown app, 413 too large; bodies are Parley's
+// The Pusher HTTP API of the built-in server, the protocol's other half (as Reverb keeps both in
+// src/Protocols/Pusher/), registered as a Fastify plugin at the server root as on Pusher: the official server SDKs
+// (`pusher` for Node, pusher-http-php for Laravel, ...) pointed at Parley trigger events, read channel occupancy
+// and end users' connections. A request reaches only the app its path names (the default app or one of
+// BROADCAST_APPS_FILE) and is signed with that app's key and secret (api-signature.ts); the body is verified as
+// the raw bytes received, so these routes parse JSON themselves. Status codes are Pusher's: 400 bad request,
+// 401 bad signature, 404 unknown app, 413 too large; the server's error handler renders each as Parley's
 // {message, code}.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { ChatError } from '../../contract/api-errors.js';
-import {
-  SERVER_TO_USER_PREFIX,
-  channelTypeOf,
-  isValidChannelName,
-  isValidSocketId,
-  verifyApiRequest,
-  type OccupancyReport,
-  type PusherApiBackend,
-} from '../../realtime/index.js';
+import type { OccupancyReport, PusherApiBackend } from '../api-backend.js';
+import { verifyApiRequest } from './api-signature.js';
+import { channelTypeOf, isValidChannelName } from './channel-types.js';
+import { isValidSocketId } from './signature.js';
+import { SERVER_TO_USER_PREFIX } from './signin.js';
 
 /** One app of the API: its id in the path, the credentials that sign its requests, and its channels. */
 export interface PusherApiApp {
@@ -54,9 +50,19 @@ interface ChannelAttributes {
   user_count?: number;
 }
 
-const badRequest = (message: string) => new ChatError('bad_request', message);
+/** A refusal with its HTTP status, which the server's error handler renders as {message, code}. */
+class PusherApiError extends Error {
+  constructor(
+    readonly statusCode: 400 | 401 | 404 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
-export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app, options) => {
+const badRequest = (message: string) => new PusherApiError(400, message);
+
+export const pusherHttpApi: FastifyPluginAsync<PusherApiOptions> = async (app, options) => {
   const apps = new Map(options.apps.map((a) => [a.id, a]));
   /** The app the path names; onRequest has answered 404 for any other. */
   const appOf = (request: FastifyRequest): PusherApiApp => apps.get((request.params as { appId: string }).appId)!;
@@ -66,11 +72,11 @@ export const pusherApiRoutes: FastifyPluginAsync<PusherApiOptions> = async (app,
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (_request, body, done) => done(null, body));
 
   app.addHook('onRequest', async (request) => {
-    if (!apps.has((request.params as { appId?: string }).appId ?? '')) throw new ChatError('not_found', 'No app with this id.');
+    if (!apps.has((request.params as { appId?: string }).appId ?? '')) throw new PusherApiError(404, 'No app with this id.');
   });
   app.addHook('preHandler', async (request) => {
     const verified = verifyApiRequest({ method: request.method, url: request.url, body: rawBody(request) }, appOf(request));
-    if (!verified.ok) throw new ChatError('unauthenticated', verified.reason);
+    if (!verified.ok) throw new PusherApiError(401, verified.reason);
   });
 
   const route = { schema: { hide: true } };
@@ -173,7 +179,7 @@ function parseEvent(value: unknown, form: 'channels' | 'channel', maxEventBytes:
   }
   if (RESERVED_EVENT_PREFIXES.some((prefix) => name.startsWith(prefix))) throw badRequest(`${at}name may not start with pusher: or pusher_internal:.`);
   if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode objects).`);
-  if (Buffer.byteLength(data, 'utf8') > maxEventBytes) throw new ChatError('payload_too_large', `${at}data is larger than ${maxEventBytes} bytes.`);
+  if (Buffer.byteLength(data, 'utf8') > maxEventBytes) throw new PusherApiError(413, `${at}data is larger than ${maxEventBytes} bytes.`);
 
   let names: string[];
   if (form === 'channels' && channels !== undefined) {
