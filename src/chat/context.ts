@@ -6,7 +6,7 @@ import type { DB } from '../store/database.js';
 import type { ForgetEverywhere } from '../store/known-users.js';
 import type { BlockedWords } from './blocked-words.js';
 import type { SendQueue } from './messages.js';
-import type { RateLimiter } from './rate-limits.js';
+import type { RateLimiter } from './rate-limiter.js';
 
 export interface ChatContext {
   readonly db: DB;

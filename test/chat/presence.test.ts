@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createSendQueue } from '../../src/chat/messages.js';
 import type { ChatContext } from '../../src/chat/context.js';
 import { createPresenceService } from '../../src/chat/presence.js';
-import { memoryRateLimiter, NO_RATE_LIMITS } from '../../src/chat/rate-limits.js';
+import { memoryRateLimiter, NO_RATE_LIMITS } from '../../src/chat/rate-limiter.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createBroadcaster } from '../../src/events/broadcaster.js';
 import { memoryPresenceTracker } from '../../src/presence/tracker.js';

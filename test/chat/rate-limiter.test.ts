@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { ChatError } from '../../src/contract/api-errors.js';
-import { memoryRateLimiter, NO_RATE_LIMITS, redisRateLimiter, WINDOW_MS, type RateLimiter, type RateLimits } from '../../src/chat/rate-limits.js';
+import { memoryRateLimiter, NO_RATE_LIMITS, redisRateLimiter, WINDOW_MS, type RateLimiter, type RateLimits } from '../../src/chat/rate-limiter.js';
 import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
 import { deleteKeys, MACHINE_REDIS_URL, RedisServer } from '../../testkit/redis.js';
 

@@ -7,6 +7,8 @@
 // exact: a request is refused while N were counted in the window, and Retry-After says when the oldest of them
 // leaves it (1 s to the window). A refused request is not counted, so a client that waits as told gets through.
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 import type { RedisConnections } from '../redis/connections.js';
 import { ChatError } from '../contract/api-errors.js';
 
@@ -184,4 +186,39 @@ export function redisRateLimiter(redis: RedisConnections, limits: RateLimits, op
       if (refused) throw refused;
     },
   };
+}
+
+/** The limits of CHAT_RATE_* (config.limits) by action. */
+export function rateLimitsFrom({ limits }: Pick<Config, 'limits'>): RateLimits {
+  return {
+    send: limits.sendsPerMinute,
+    typing: limits.typingPerMinute,
+    heartbeat: limits.heartbeatsPerMinute,
+    channel_auth: limits.channelAuthsPerMinute,
+    edit: limits.editsPerMinute,
+    read: limits.readsPerMinute,
+    conversation: limits.conversationChangesPerMinute,
+    group_create: limits.groupsPerHour, // per hour: see WINDOWS_MS
+    upload: limits.uploadsPerMinute,
+    block: limits.blocksPerMinute,
+    write: limits.otherWritesPerMinute,
+    search: limits.searchesPerMinute,
+    history: limits.historyPagesPerMinute,
+    auth_failure: limits.authFailuresPerMinute,
+  };
+}
+
+/** The rate limiter of the configuration: shared by the nodes through Redis when there is one, else this node's own. */
+export function createRateLimiter(config: Pick<Config, 'limits'>, redis: RedisConnections | null, logger: Logger): RateLimiter {
+  const limits = rateLimitsFrom(config);
+  if (!redis) return memoryRateLimiter(limits);
+  let warnedAt = 0;
+  return redisRateLimiter(redis, limits, {
+    // Redis away or slow: this node limits on its own meanwhile (fail open to the per-node limit). Said once in 10 s.
+    onError: (err) => {
+      if (Date.now() - warnedAt < 10_000) return;
+      warnedAt = Date.now();
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limits: Redis unavailable, limiting per node');
+    },
+  });
 }

@@ -5,7 +5,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isIPv6 } from 'node:net';
 import { ChatError } from '../contract/api-errors.js';
-import type { RateLimitedAction, RateLimiter } from '../chat/rate-limits.js';
+import type { RateLimitedAction, RateLimiter } from '../chat/rate-limiter.js';
 
 /** A route as `METHOD /path` below the API prefix, e.g. `PATCH /messages/:id`. */
 export type RouteKey = `${string} /${string}`;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { API_PREFIX } from '../../src/http/server.js';
-import { READ_LIMITS, WRITE_LIMITS, addressOf, limitOf } from '../../src/http/rate-limits.js';
+import { READ_LIMITS, WRITE_LIMITS, addressOf, limitOf } from '../../src/http/route-limits.js';
 import { SECRETS } from '../../testkit/secrets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { assertError, call, direct, group, newUsers, register, send, upload } from './helpers.js';
