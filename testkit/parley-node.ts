@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTokenIssuer } from '../src/http/auth.js';
+import { SignJWT } from 'jose';
 import { requestJson, statusOf, type JsonResponse } from './http.js';
 import { freePort } from './ports.js';
 import { atExit, ServerProcess } from './processes.js';
@@ -27,7 +27,7 @@ export class ParleyNode extends ServerProcess {
   readonly wsUrl: string;
   /** What a client needs of the node's configuration (as a TestApp's config has it). */
   readonly config = { broadcast: { appKey: SECRETS.BROADCAST_APP_KEY } };
-  private readonly issuer = createTokenIssuer(SECRETS.CHAT_JWT_SECRET);
+  private readonly jwtKey = new TextEncoder().encode(SECRETS.CHAT_JWT_SECRET);
   private readonly tokens = new Map<number, Promise<string>>();
   private readonly forgetDataDir: () => void;
 
@@ -64,9 +64,12 @@ export class ParleyNode extends ServerProcess {
     return statusOf(`${this.baseUrl}/readyz`);
   }
 
-  /** A fresh token for the user. */
+  /**
+   * A fresh token for the user, signed as a host app's backend signs one (docs/api.md "User requests", way 2: jose
+   * and CHAT_JWT_SECRET), not with the server's own code: the harness and bench reach Parley as a deployment does.
+   */
   async token(userId: number, name = `User ${userId}`): Promise<string> {
-    return (await this.issuer.issue(userId, { name })).token;
+    return new SignJWT({ name }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(String(userId)).setIssuedAt().setExpirationTime('24h').sign(this.jwtKey);
   }
 
   /** fetch against the API as a user (one token per user, issued once), JSON in and out; bounded by timeoutMs. */
