@@ -11,10 +11,10 @@ export interface Fanout {
   /** Runs fn, whose (synchronously started) publishes may be written together at its end (one write per socket). */
   batch?<T>(fn: () => T): T;
   /**
-   * Stop delivering channel to userId's sockets (a member who lost a group). `reason` tells a removal by
-   * someone else from the user's own leaving and a deleted group (an external Pusher server acts only on the first).
+   * Stop delivering channel to userId's sockets (a member who lost a group). An external Pusher server cannot
+   * drop one subscription, only end the user's connections: `endConnections: false` says that is not needed.
    */
-  unsubscribeUser(channel: string, userId: string, reason?: RevokeReason): void | Promise<void>;
+  unsubscribeUser(channel: string, userId: string, options?: { readonly endConnections?: boolean }): void | Promise<void>;
   /** Close every socket of userId, on every node (a user banned from the service), so that they do not reconnect. */
   disconnectUser(userId: string): void | Promise<void>;
 }
@@ -45,7 +45,9 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
     },
     async unsubscribeUser(channel, userId, reason) {
       try {
-        await fanout.unsubscribeUser(channel, String(userId), reason);
+        // Leaving is the user's own doing and a deleted group says nothing more: only a removal by someone else
+        // (removed, banned) needs the user's connections ended where one subscription cannot be dropped.
+        await fanout.unsubscribeUser(channel, String(userId), { endConnections: reason !== 'left' && reason !== 'group_deleted' });
       } catch (err) {
         // The membership change is committed and must be answered: this node's sockets are already dropped,
         // and pending authorizations expire within a minute on their own.

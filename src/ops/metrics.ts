@@ -13,7 +13,7 @@ export interface Metrics {
   readonly registry: Registry;
   eventDispatched(name: string): void;
   httpRequest(method: string, route: string, status: number, seconds: number): void;
-  /** BROADCAST_DRIVER=pusher: what the external server did not take (src/realtime/fanout/pusher-http.ts). */
+  /** BROADCAST_DRIVER=pusher: what the external server did not take (src/realtime/external-pusher.ts). */
   readonly pusher: {
     eventFailed(event: string, reason: string): void;
     retried(): void;

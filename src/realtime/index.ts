@@ -5,7 +5,7 @@
 // authorizations); parts.ts builds all four in memory or all in Redis. Beside them: the Pusher protocol in
 // pusher/ (sockets, frames, signatures, and the Pusher HTTP API as a Fastify plugin, http-api.ts), the channel
 // registry (channels.ts), Pusher app webhooks, several apps on one port (apps.ts), and the driver for an
-// external Pusher server (fanout/pusher-http.ts).
+// external Pusher server (external-pusher.ts, BROADCAST_DRIVER=pusher).
 export { PONG_TIMEOUT_SECONDS, createRealtimeNode, type RealtimeNode, type RealtimeSettings, type RealtimeStats } from './node.js';
 export { memoryParts, redisParts, type NodeParts } from './parts.js';
 export type { Broker, BrokerHandler, NodeCommand, Publication } from './broker/broker.js';
@@ -13,7 +13,7 @@ export type { PresenceManager } from './presence/presence.js';
 export type { OccupancyTracker } from './occupancy/occupancy.js';
 export { REMEMBER_TTL_MS, type AuthorizationLedger } from './authorizations/authorizations.js';
 export type { Occupancy, OccupancyQuery, OccupancyReport, PusherApiBackend } from './api-backend.js';
-export { pusherHttpFanout, type PusherHttpFanout } from './fanout/pusher-http.js';
+export { pusherHttpFanout, type PusherHttpFanout } from './external-pusher.js';
 export { createWebhookSender, type WebhookSender } from './webhooks.js';
 export { redisForApp, upgradeRouter } from './apps.js';
 export { channelAuth, isValidSocketId, userAuth } from './pusher/signature.js';

@@ -1,4 +1,5 @@
-// BROADCAST_DRIVER=pusher: chat events go to an external Pusher-compatible server (hosted Pusher, Soketi,
+// The external Pusher driver (BROADCAST_DRIVER=pusher), not the built-in server: events go to an external
+// Pusher-compatible server (hosted Pusher, Soketi,
 // Reverb, or another Parley) through the Pusher HTTP API, with the official `pusher` SDK. Parley runs no
 // socket server of its own then; browsers connect to the external server.
 //
@@ -20,8 +21,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Logger } from 'pino';
 import type PusherSdk from 'pusher';
-import type { Fanout } from '../../events/broadcaster.js';
-import type { RevokeReason } from '../../contract/events.js';
+import type { Fanout } from '../events/broadcaster.js';
 
 /** Pusher's limit on the channels of one trigger. */
 export const PUSHER_CHANNELS_PER_TRIGGER = 100;
@@ -221,10 +221,9 @@ export async function pusherHttpFanout(options: PusherHttpOptions): Promise<Push
       return previous;
     },
 
-    async unsubscribeUser(channel, userId, reason?: RevokeReason) {
-      // Leaving is the user's own doing and a deleted group says nothing more: only a removal by someone else
-      // needs the user's connections ended.
-      if (reason === 'left' || reason === 'group_deleted') return;
+    async unsubscribeUser(channel, userId, options) {
+      // A server Parley does not run cannot drop one subscription: ending the user's connections is the only way.
+      if (options?.endConnections === false) return;
       const failure = await attempt(() => pusher.terminateUserConnections(userId));
       if (!failure) return;
       metrics?.terminationFailed();

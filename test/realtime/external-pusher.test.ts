@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { createBroadcaster } from '../../src/events/broadcaster.js';
 import { event as domainEvent } from '../../src/events/catalog.js';
 import { createMetrics } from '../../src/ops/metrics.js';
-import { bodyCharsThatFit, pusherHttpFanout, type PusherHttpFanout, type PusherHttpOptions } from '../../src/realtime/fanout/pusher-http.js';
+import { bodyCharsThatFit, pusherHttpFanout, type PusherHttpFanout, type PusherHttpOptions } from '../../src/realtime/external-pusher.js';
 import { freePort } from '../../testkit/ports.js';
 import { logCapture, PusherRecorder } from '../support/pusher-recorder.js';
 
@@ -221,16 +221,16 @@ describe('the Pusher HTTP fan-out (BROADCAST_DRIVER=pusher)', () => {
   });
 
   test('a member removed by someone else: the user’s connections are terminated; leaving and a deleted group end nothing', async () => {
-    const f = await fanout();
-    await f.unsubscribeUser('private-chat.conversation.3', '42', 'removed');
-    await f.unsubscribeUser('private-chat.conversation.3', '43', 'left');
-    await f.unsubscribeUser('private-chat.conversation.3', '44', 'group_deleted');
+    const broadcaster = createBroadcaster(await fanout(), pino({ level: 'silent' }));
+    await broadcaster.unsubscribeUser('private-chat.conversation.3', 42, 'removed');
+    await broadcaster.unsubscribeUser('private-chat.conversation.3', 43, 'left');
+    await broadcaster.unsubscribeUser('private-chat.conversation.3', 44, 'group_deleted');
     assert.deepEqual(server.requests.map((r) => [r.method, r.path, r.signatureValid]), [['POST', `/apps/${server.appId}/users/42/terminate_connections`, true]]);
   });
 
   test('a termination the server does not take is logged at error level and counted', async () => {
     server.answer = () => ({ status: 500 });
-    await (await fanout()).unsubscribeUser('private-chat.conversation.3', '42', 'removed');
+    await (await fanout()).unsubscribeUser('private-chat.conversation.3', '42', { endConnections: true });
     assert.equal(server.requests.length, 3);
     const line = log.lines.find((l) => l.level === 50)!;
     assert.equal(line.userId, '42');
