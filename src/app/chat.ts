@@ -4,30 +4,30 @@ import type { Logger } from 'pino';
 import { blockedWords } from '../chat/blocked-words.js';
 import type { ChatContext } from '../chat/context.js';
 import { createSendQueue } from '../chat/messages.js';
-import { createPresenceService, type PresenceService } from '../chat/presence.js';
+import { createOnlineStatusService, type OnlineStatusService } from '../chat/online-status.js';
 import { createRateLimiter } from '../chat/rate-limiter.js';
 import { createTypingTracker, memoryTypingLeases, redisTypingLeases, type TypingTracker } from '../chat/typing.js';
 import type { Config } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../delivery/index.js';
-import { memoryPresenceTracker, redisPresenceTracker, type PresenceTracker } from '../presence/tracker.js';
+import { memoryOnlineStatusTracker, redisOnlineStatusTracker, type OnlineStatusTracker } from '../online-status/tracker.js';
 import { shareForgetting } from '../store/known-users.js';
 import type { Stores } from './stores.js';
 
 /** Users' last heartbeats (CHAT_PRESENCE_TIMEOUT_MS): the chat's online status, also asked by the deliverers. */
-export function onlineStatus(config: Config, { redis }: Stores): PresenceTracker {
-  return redis ? redisPresenceTracker(redis, config.presenceTimeoutMs) : memoryPresenceTracker(config.presenceTimeoutMs);
+export function onlineStatus(config: Config, { redis }: Stores): OnlineStatusTracker {
+  return redis ? redisOnlineStatusTracker(redis, config.presenceTimeoutMs) : memoryOnlineStatusTracker(config.presenceTimeoutMs);
 }
 
 export interface Chat {
   readonly chat: ChatContext;
   readonly typing: TypingTracker;
-  readonly presence: PresenceService;
+  readonly presence: OnlineStatusService;
   /** Stops the online-status sweep and the typing leases' timers. */
   stop(): void;
 }
 
-export async function createChat(config: Config, { database, redis }: Stores, broadcaster: Broadcaster, notifications: Notifications, online: PresenceTracker, logger: Logger): Promise<Chat> {
+export async function createChat(config: Config, { database, redis }: Stores, broadcaster: Broadcaster, notifications: Notifications, online: OnlineStatusTracker, logger: Logger): Promise<Chat> {
   const chat: ChatContext = {
     db: database.db,
     broadcaster,
@@ -40,7 +40,7 @@ export async function createChat(config: Config, { database, redis }: Stores, br
     forgetUser: await shareForgetting(database.db, redis, logger.child({ component: 'known-users' })),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
-  const presence = createPresenceService(online);
+  const presence = createOnlineStatusService(online);
   // With Redis every node sweeps, and each expiry is claimed by exactly one of them.
   const sweep = setInterval(() => {
     presence.sweep(chat).catch((err: unknown) => logger.warn({ err }, 'presence sweep failed'));

@@ -9,7 +9,7 @@ import { outboxMetrics } from '../delivery/outbox-metrics.js';
 import { createOutboxWorker, type OutboxWorker } from '../delivery/outbox-worker.js';
 import { loadWebhookSecret, webhookDeliverer } from '../delivery/host-webhooks.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { PresenceTracker } from '../presence/tracker.js';
+import type { OnlineStatusTracker } from '../online-status/tracker.js';
 import { pushAudience } from '../delivery/web-push/audience.js';
 import { createWebPush, type WebPush } from '../delivery/web-push/index.js';
 import { PUSH_OUTBOX_KIND, pushDeliverer } from '../delivery/web-push/deliverer.js';
@@ -22,7 +22,7 @@ export interface Delivery {
   readonly push: WebPush;
 }
 
-export function startDelivery(config: Config, database: Database, online: PresenceTracker, metrics: Metrics, logger: Logger): Delivery {
+export function startDelivery(config: Config, database: Database, online: OnlineStatusTracker, metrics: Metrics, logger: Logger): Delivery {
   const db = database.db;
   const outbox = createOutboxWorker({ db, logger, events: outboxMetrics(metrics.registry, db) });
   // push: a 'push' row for each MessageSent while any browser is subscribed, delivered by src/delivery/web-push (which

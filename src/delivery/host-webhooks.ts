@@ -85,7 +85,7 @@ export function loadWebhookSecret(config: Config): string {
 
 export function webhookDeliverer(options: {
   secret: string;
-  /** The users among ids with no live connection now (src/presence). */
+  /** The users among ids with no live connection now (src/online-status). */
   offline(userIds: readonly number[]): Promise<number[]>;
   timeoutMs?: number;
 }): Deliverer {

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Actor, ChatContext } from '../chat/context.js';
-import type { PresenceService } from '../chat/presence.js';
+import type { OnlineStatusService } from '../chat/online-status.js';
 import type { PushSettings } from '../delivery/web-push/subscriptions.js';
 import type { TypingTracker } from '../chat/typing.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
@@ -20,7 +20,7 @@ export interface HttpDeps {
   readonly config: Config;
   readonly chat: ChatContext;
   readonly typing: TypingTracker;
-  readonly presence: PresenceService;
+  readonly presence: OnlineStatusService;
   readonly storage: AttachmentStorage;
   readonly tokens: TokenIssuer;
   readonly channels: ChannelAuthorizer;

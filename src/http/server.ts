@@ -23,7 +23,7 @@ import { groupRoutes } from './routes/groups.js';
 import { messageRoutes } from './routes/messages.js';
 import { moderationRoutes, reportRoutes } from './routes/moderation.js';
 import { opsRoutes } from './routes/ops.js';
-import { presenceRoutes } from './routes/presence.js';
+import { onlineStatusRoutes } from './routes/online-status.js';
 import { pushRoutes } from './routes/push.js';
 import { searchRoutes } from './routes/search.js';
 import { serverRoutes } from './routes/server.js';
@@ -129,7 +129,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
-      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, presenceRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes, reportRoutes]) {
+      for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, onlineStatusRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes, reportRoutes]) {
         await users.register(routes, deps);
       }
     });

@@ -14,7 +14,7 @@ export type { OccupancyTracker } from './occupancy/occupancy.js';
 export { REMEMBER_TTL_MS, type AuthorizationLedger } from './authorizations/authorizations.js';
 export type { Occupancy, OccupancyQuery, OccupancyReport, PusherApiBackend } from './api-backend.js';
 export { pusherHttpFanout, type PusherHttpFanout } from './external-pusher.js';
-export { createWebhookSender, type WebhookSender } from './webhooks.js';
+export { createWebhookSender, type WebhookSender } from './pusher-webhooks.js';
 export { redisForApp, upgradeRouter } from './apps.js';
 export { channelAuth, isValidSocketId, userAuth } from './pusher/signature.js';
 export { PUSHER_API_LIMITS, pusherHttpApi, type PusherApiApp, type PusherApiOptions } from './pusher/http-api.js';

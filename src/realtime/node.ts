@@ -26,7 +26,7 @@ import type { AuthorizationLedger } from './authorizations/authorizations.js';
 import { whenSettled, type MaybePromise } from './maybe-promise.js';
 import type { OccupancyTracker } from './occupancy/occupancy.js';
 import type { PresenceLeft, PresenceManager } from './presence/presence.js';
-import type { WebhookEvent, WebhookSender } from './webhooks.js';
+import type { WebhookEvent, WebhookSender } from './pusher-webhooks.js';
 
 /**
  * Everything a node is built from, every value given (the defaults live in the settings table,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import PusherServer from 'pusher';
 import { pino } from 'pino';
-import { createWebhookSender } from '../../src/realtime/webhooks.js';
+import { createWebhookSender } from '../../src/realtime/pusher-webhooks.js';
 import { APP_KEY, APP_SECRET, RawClient, cleanup, onCleanup, start, succeeded, waitFor, type Harness } from '../support/realtime.js';
 import { webhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { PushSettings } from './subscriptions.js';
 import type { Config } from '../../config/index.js';
-import type { PresenceTracker } from '../../presence/tracker.js';
+import type { OnlineStatusTracker } from '../../online-status/tracker.js';
 import type { DB } from '../../store/database.js';
 import type { PushAudience } from './audience.js';
 import type { Resolver } from './endpoint-guard.js';
@@ -19,7 +19,7 @@ export interface WebPush {
 export function createWebPush(options: {
   config: Config;
   db: DB;
-  presence: Pick<PresenceTracker, 'lastBeats'>;
+  presence: Pick<OnlineStatusTracker, 'lastBeats'>;
   audience: PushAudience;
   logger: Logger;
   resolver?: Resolver;

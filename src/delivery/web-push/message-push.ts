@@ -1,5 +1,5 @@
 // The Web Push of a MessageSent: one encrypted push per subscription of each recipient who, when the push is
-// delivered, is a participant other than the sender, is offline (no heartbeat: src/presence), has not muted
+// delivered, is a participant other than the sender, is offline (no heartbeat: src/online-status), has not muted
 // the conversation and has no block with the sender (direct conversations: either way; groups: a recipient
 // who blocked the sender). Recipients are decided at delivery, not when the message is written: the outbox
 // row holds only the message's ids, so a mute, a block or a coming online in between is honoured, and a
@@ -10,7 +10,7 @@
 // service worker shows it under the conversation's tag (a second push replaces the notification), so a
 // repeat shows as one notification.
 import type { Logger } from 'pino';
-import type { PresenceTracker } from '../../presence/tracker.js';
+import type { OnlineStatusTracker } from '../../online-status/tracker.js';
 import type { DB } from '../../store/database.js';
 import { deletePushSubscriptionById, pushSubscriptionsOf } from '../../store/push-subscriptions.js';
 import { mutedAt } from '../../store/read-model.js';
@@ -56,7 +56,7 @@ export class PushDeliveryFailed extends Error {}
 
 export interface MessagePushDeps {
   readonly db: DB;
-  readonly presence: Pick<PresenceTracker, 'lastBeats'>;
+  readonly presence: Pick<OnlineStatusTracker, 'lastBeats'>;
   readonly send: PushSender;
   readonly logger: Logger;
 }

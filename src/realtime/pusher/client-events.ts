@@ -10,7 +10,7 @@ import { channelTypeOf } from './channel-types.js';
 import type { Connection } from './connection.js';
 import { PusherError, PusherErrorCode } from './errors.js';
 import { clientEventFrame, type ClientFrame } from './frames.js';
-import type { WebhookEvent } from '../webhooks.js';
+import type { WebhookEvent } from '../pusher-webhooks.js';
 
 export interface ClientEventSettings {
   readonly enabled: boolean;

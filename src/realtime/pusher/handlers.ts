@@ -16,7 +16,7 @@ import type { ChannelRegistry, PresenceMember, PresenceSnapshot } from '../chann
 import type { AuthorizationLedger } from '../authorizations/authorizations.js';
 import { whenSettled, type MaybePromise } from '../maybe-promise.js';
 import type { PresenceJoin, PresenceManager } from '../presence/presence.js';
-import type { WebhookEvent } from '../webhooks.js';
+import type { WebhookEvent } from '../pusher-webhooks.js';
 import { channelTypeOf, isValidChannelName } from './channel-types.js';
 import { handleClientEvent, type ClientEventSettings } from './client-events.js';
 import type { Connection } from './connection.js';

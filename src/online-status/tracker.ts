@@ -1,9 +1,12 @@
+// src/online-status: the chat's online status (who is online, POST /presence/heartbeat and /presence/offline),
+// named apart from the members of Pusher presence channels (src/realtime/presence/).
+//
 // Who is online: a user is online from a heartbeat until an offline signal or the timeout after the last beat.
-// The tracker only keeps state and reports transitions; chat/presence.ts decides who hears of them. Each
+// The tracker only keeps state and reports transitions; chat/online-status.ts decides who hears of them. Each
 // transition is reported once, whichever node sees it (the Redis tracker makes that hold across nodes).
 import type { RedisConnections } from '../redis/connections.js';
 
-export interface PresenceTracker {
+export interface OnlineStatusTracker {
   /** Records a heartbeat; true when the user was offline before (a transition to online). */
   beat(userId: number, now?: number): Promise<boolean>;
   /** Records an offline signal; true when the user was online before. */
@@ -14,7 +17,7 @@ export interface PresenceTracker {
   lastBeats(userIds: readonly number[]): Promise<Map<number, Date>>;
 }
 
-export function memoryPresenceTracker(timeoutMs: number): PresenceTracker {
+export function memoryOnlineStatusTracker(timeoutMs: number): OnlineStatusTracker {
   const lastBeats = new Map<number, number>();
   return {
     async beat(userId, now = Date.now()) {
@@ -47,10 +50,10 @@ export function memoryPresenceTracker(timeoutMs: number): PresenceTracker {
 }
 
 /**
- * Shared presence: a sorted set of user id → last beat. ZADD reports a new member (came online) and ZREM a
+ * Shared online status: a sorted set of user id → last beat. ZADD reports a new member (came online) and ZREM a
  * removed one (went offline) atomically, so of several nodes exactly one sees each transition.
  */
-export function redisPresenceTracker(redis: RedisConnections, timeoutMs: number): PresenceTracker {
+export function redisOnlineStatusTracker(redis: RedisConnections, timeoutMs: number): OnlineStatusTracker {
   const key = `${redis.prefix}presence`;
   return {
     async beat(userId, now = Date.now()) {

@@ -1,3 +1,5 @@
+// The chat's online status over HTTP (POST /presence/heartbeat, /presence/offline; the paths keep their names):
+// not Pusher presence channels, which the built-in server keeps (src/realtime/presence/).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { invalid } from '../../contract/api-errors.js';
@@ -8,7 +10,7 @@ import { userErrors } from '../schemas.js';
 const tags = ['presence'];
 const Online = (value: boolean) => Type.Object({ data: Type.Object({ is_online: Type.Literal(value) }) });
 
-export const presenceRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, presence }) => {
+export const onlineStatusRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app, { chat, presence }) => {
   // A page closing sends what it can (keepalive fetch, often text/plain or empty): the body is not needed.
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
 

@@ -1,7 +1,8 @@
-// Presence: heartbeats and offline signals become UserPresenceChanged, on a transition only, for every user who
-// shares a conversation with the one whose presence changed.
+// Online status (not Pusher presence channels, src/realtime/presence/): heartbeats and offline signals become
+// UserPresenceChanged, on a transition only, for every user who shares a conversation with the one whose
+// online status changed.
 import { event } from '../events/catalog.js';
-import type { PresenceTracker } from '../presence/tracker.js';
+import type { OnlineStatusTracker } from '../online-status/tracker.js';
 import { contactsOf } from '../store/participants.js';
 import { lastSeen, setLastSeen } from '../store/users.js';
 import type { Actor, ChatContext } from './context.js';
@@ -21,7 +22,7 @@ async function announce(ctx: ChatContext, userId: number, isOnline: boolean, exc
   await ctx.broadcaster.dispatch([event('UserPresenceChanged', audience, payload)], exceptSocketId);
 }
 
-export interface PresenceService {
+export interface OnlineStatusService {
   heartbeat(ctx: ChatContext, actor: Actor): Promise<{ is_online: true }>;
   offline(ctx: ChatContext, actor: Actor): Promise<{ is_online: false }>;
   /** Ends the users whose heartbeats stopped and announces it; run by a timer. Returns the users announced. */
@@ -29,7 +30,7 @@ export interface PresenceService {
   get(ctx: ChatContext, actor: Actor, userIds: readonly number[]): Promise<PresenceResource[]>;
 }
 
-export function createPresenceService(tracker: PresenceTracker): PresenceService {
+export function createOnlineStatusService(tracker: OnlineStatusTracker): OnlineStatusService {
   return {
     async heartbeat(ctx, actor) {
       await ctx.rateLimiter.consume('heartbeat', actor.userId);

@@ -6,11 +6,11 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createSendQueue } from '../../src/chat/messages.js';
 import type { ChatContext } from '../../src/chat/context.js';
-import { createPresenceService } from '../../src/chat/presence.js';
+import { createOnlineStatusService } from '../../src/chat/online-status.js';
 import { memoryRateLimiter, NO_RATE_LIMITS } from '../../src/chat/rate-limiter.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createBroadcaster } from '../../src/events/broadcaster.js';
-import { memoryPresenceTracker } from '../../src/presence/tracker.js';
+import { memoryOnlineStatusTracker } from '../../src/online-status/tracker.js';
 import type { Schema } from '../../src/store/schema.js';
 import { SECRETS } from '../../testkit/secrets.js';
 
@@ -27,8 +27,8 @@ test('an offline the sweep could not announce (database down) is announced by a 
     rateLimiter: memoryRateLimiter(NO_RATE_LIMITS),
     sends: createSendQueue({ db, broadcaster }, { lanes: 1 }),
   };
-  const tracker = memoryPresenceTracker(1_000);
-  const presence = createPresenceService(tracker);
+  const tracker = memoryOnlineStatusTracker(1_000);
+  const presence = createOnlineStatusService(tracker);
   await tracker.beat(7, Date.now() - 5_000);
 
   assert.deepEqual(await presence.sweep(ctx), [], 'nothing could be announced');

@@ -1,7 +1,7 @@
-// Pusher-format webhooks: channel_occupied, channel_vacated, member_added, member_removed and client_event,
-// POSTed to each configured URL as {"time_ms": <ms>, "events": [...]}, with X-Pusher-Key (the app key) and
-// X-Pusher-Signature (HMAC-SHA256 of the body with the app secret, hex), as the official server SDKs' webhook()
-// checkers expect.
+// The Pusher app webhooks of the built-in server (not the host app's webhooks, src/delivery/host-webhooks.ts):
+// channel_occupied, channel_vacated, member_added, member_removed and client_event, POSTed to each configured URL
+// as {"time_ms": <ms>, "events": [...]}, with X-Pusher-Key (the app key) and X-Pusher-Signature (HMAC-SHA256 of
+// the body with the app secret, hex), as the official server SDKs' webhook() checkers expect.
 //
 // The socket path only calls enqueue(), which appends to an array: events are gathered for batchMs and sent
 // by a timer, never while a frame is being handled. A delivery that fails (network error or a non-2xx answer)
