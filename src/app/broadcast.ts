@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js';
 import { createBroadcaster, logFanout, type Broadcaster, type Fanout } from '../events/broadcaster.js';
 import type { ChannelAuthorizer } from '../http/deps.js';
 import type { Metrics } from '../ops/metrics.js';
-import { channelAuth, pusherHttpFanout, userAuth, type PusherHttpFanout } from '../realtime/index.js';
+import { pusherAuthorizer, pusherHttpFanout, type PusherHttpFanout } from '../realtime/index.js';
 import type { PusherApp } from './pusher-apps.js';
 
 export interface Broadcast {
@@ -33,16 +33,10 @@ export async function startBroadcast(config: Config, apps: readonly PusherApp[],
   // Channel authorizations are signed for the server the browsers connect to.
   const { appKey, appSecret } = config.broadcast;
   const signing = config.pusher ? { key: config.pusher.key, secret: config.pusher.secret } : { key: appKey, secret: appSecret };
+  const authorizer = pusherAuthorizer(signing, defaultApp?.authorizations);
   const channels: ChannelAuthorizer = {
-    async authorize(socketId, channelName, actor) {
-      // Recorded before the answer goes out, so the subscribe that follows finds it on any node.
-      await defaultApp?.authorizations.remember(socketId, channelName, String(actor.userId));
-      return channelAuth(signing.key, signing.secret, socketId, channelName);
-    },
-    authenticateUser(socketId, actor) {
-      const userData = JSON.stringify({ id: String(actor.userId) });
-      return { auth: userAuth(signing.key, signing.secret, socketId, userData), user_data: userData };
-    },
+    authorize: (socketId, channelName, actor) => authorizer.authorizeChannel(socketId, channelName, String(actor.userId)),
+    authenticateUser: (socketId, actor) => authorizer.authenticateUser(socketId, String(actor.userId)),
   };
   return { broadcaster: createBroadcaster(fanout, logger, metrics.eventDispatched), channels, pusherHttp };
 }

@@ -17,6 +17,7 @@ export { pusherHttpFanout, type PusherHttpFanout } from './external-pusher.js';
 export { createWebhookSender, type WebhookSender } from './pusher-webhooks.js';
 export { redisForApp, upgradeRouter } from './apps.js';
 export { channelAuth, isValidSocketId, userAuth } from './pusher/signature.js';
+export { pusherAuthorizer, type PusherAuthorizer } from './pusher/channel-authorizer.js';
 export { PUSHER_API_LIMITS, pusherHttpApi, type PusherApiApp, type PusherApiOptions } from './pusher/http-api.js';
 export { channelTypeOf, isValidChannelName } from './pusher/channel-types.js';
 export { SERVER_TO_USER_PREFIX, serverToUserChannel } from './pusher/signin.js';
