@@ -4,9 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { PusherAppConfig } from '../config/pusher-apps.js';
-import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from '../contract/channels.js';
 import {
-  PONG_TIMEOUT_SECONDS,
   createRealtimeNode,
   createWebhookSender,
   memoryParts,
@@ -15,6 +13,7 @@ import {
   type AuthorizationLedger,
   type RealtimeNode,
 } from '../realtime/index.js';
+import { realtimeSettingsFrom } from '../realtime/settings.js';
 import type { RedisConnections } from '../redis/connections.js';
 
 /** One Pusher app of the built-in server: its realtime node (also its HTTP API's backend) and its authorization store. */
@@ -57,32 +56,13 @@ async function startPusherApp(
   logger: Logger,
   app: PusherAppConfig & { readonly chat: boolean },
 ): Promise<PusherApp> {
-  const { broadcast } = config;
   const redis = deploymentRedis && (app.chat ? deploymentRedis : redisForApp(deploymentRedis, app.id));
   const appLogger = app.chat ? logger : logger.child({ app: app.id });
   // With Redis: events reach only the nodes subscribed to their channel; presence members and (for the
   // webhooks) each channel_occupied/channel_vacated are decided once per cluster.
   const parts = redis ? redisParts(redis, nodeId, appLogger) : memoryParts();
   const realtime = await createRealtimeNode({
-    appKey: app.key,
-    appSecret: app.secret,
-    activityTimeoutSeconds: broadcast.activityTimeoutSeconds,
-    pongTimeoutSeconds: PONG_TIMEOUT_SECONDS,
-    maxMessageBytes: broadcast.maxMessageBytes,
-    maxBufferedBytes: broadcast.maxBufferedBytes,
-    maxConnections: app.maxConnections,
-    maxConnectionsPerAddress: broadcast.maxConnectionsPerAddress,
-    trustedProxies: config.trustedProxies,
-    maxChannelsPerConnection: broadcast.maxChannelsPerConnection,
-    maxFramesPerSecond: broadcast.maxFramesPerSecond,
-    maxFrameBurst: broadcast.maxFrameBurst,
-    maxPresenceMembers: broadcast.maxPresenceMembers,
-    allowedOrigins: broadcast.allowedOrigins,
-    clientEvents: { enabled: app.clientEvents, perSecond: broadcast.clientEventsPerSecond, maxDataBytes: broadcast.maxEventBytes },
-    // Chat traffic goes through the HTTP API, where it is authorized, rate limited and blocked users are refused.
-    serverOwnedChannelPrefixes: app.chat ? [CHAT_CHANNEL_PREFIX] : [],
-    // Relaying another Parley's chat (BROADCAST_CHAT_CHANNELS=relay), that Parley authorizes and revokes them.
-    revocableChannelPrefixes: app.chat && broadcast.chatChannels === 'own' ? [CONVERSATION_CHANNEL_PREFIX] : [],
+    ...realtimeSettingsFrom(config, app),
     ...parts,
     webhooks: app.webhookUrls.length > 0 ? createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }) : null,
     logger: appLogger.child({ component: 'realtime' }),
