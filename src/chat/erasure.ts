@@ -3,7 +3,8 @@
 // The request marks the user erased at once (name "Deleted user", avatar none, erased_at: their tokens are refused
 // and their sends too), starts a job and closes their sockets on every node; the rest runs in the background,
 // phase by phase, in bounded batches (ERASURE_BATCH messages per transaction, each a unit of work holding the job's
-// row and then the conversations it writes to), so other users' sends keep their latency:
+// row and then the conversations it writes to), each followed by a pause of ERASURE_PAUSE_FACTOR times its own
+// length, so other users' sends keep their latency and rate:
 //
 //   groups     leaves every group as a member leaving does (ownership handed over, events, feed) (groups.ts)
 //   personal   blocks, push subscriptions, mutes, read receipts, own state, thread reads, report notes
@@ -21,6 +22,7 @@
 // (each batch commits with its progress); any node picks pending jobs up, one at a time per job (the row is
 // taken FOR UPDATE SKIP LOCKED). A repeated request does nothing more (from keep to erase, the job starts again
 // with erase).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { event, type DomainEvent } from '../events/catalog.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
@@ -58,6 +60,8 @@ import { unitOfWork, type Work } from './unit-of-work.js';
 
 /** Messages (or reactions, uploads) per transaction. */
 export const ERASURE_BATCH = 500;
+/** After each batch an erasure pauses this many times the batch's own time (at most a quarter of the time busy). */
+export const ERASURE_PAUSE_FACTOR = 3;
 /** Stored payloads (change feed rows, outbox rows) looked at per transaction. */
 const SCRUB_BATCH = 1000;
 
@@ -217,11 +221,12 @@ export async function runErasure(
   ctx: ChatContext,
   storage: AttachmentStorage,
   userId: number,
-  options: { logger?: Logger; stopping?: () => boolean } = {},
+  options: { logger?: Logger; stopping?: () => boolean; /** Pause after each batch, in multiples of its time (default ERASURE_PAUSE_FACTOR). */ pauseFactor?: number } = {},
 ): Promise<boolean> {
   const { logger, stopping } = options;
   for (;;) {
     if (stopping?.()) return false;
+    const started = performance.now();
     const outcome = await unitOfWork(ctx, SERVER, async (work) => {
       const job = await claimJob(work.trx, userId);
       return job ? { ...(await step(work, job)), phase: job.phase } : null;
@@ -239,6 +244,9 @@ export async function runErasure(
       logger?.info({ user_id: userId }, 'erasure: user erased');
       return true;
     }
+    // Paced: a pause of ERASURE_PAUSE_FACTOR times the batch's own time, so an erasure takes at most a share of the
+    // node and the database (1 / (1 + factor)) and other users' sends keep their rate while it runs.
+    await sleep((performance.now() - started) * (options.pauseFactor ?? ERASURE_PAUSE_FACTOR));
   }
 }
 

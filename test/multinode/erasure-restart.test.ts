@@ -8,7 +8,7 @@ import { ParleyNode } from '../../testkit/parley-node.js';
 import { freshPostgres, type FreshDatabase } from '../../testkit/postgres.js';
 import { until } from '../../testkit/wait.js';
 
-describe('erasure killed midway (postgres, two processes one after the other)', { timeout: 240_000 }, () => {
+describe('erasure killed midway (postgres, two processes one after the other)', { timeout: 360_000 }, () => {
   let database: FreshDatabase;
   let sql: pg.Client;
   const nodes: ParleyNode[] = [];
@@ -43,7 +43,7 @@ describe('erasure killed midway (postgres, two processes one after the other)', 
 
     const second = await ParleyNode.start('erasure-b', { DATABASE_URL: database.url });
     nodes.push(second);
-    await until(async () => (await progress()).completed_at !== null, 60_000, () => 'the erasure did not complete after the restart');
+    await until(async () => (await progress()).completed_at !== null, 180_000, () => 'the erasure did not complete after the restart');
     assert.equal((await progress()).n, count, 'each message erased once');
     const left = await sql.query(`select count(*)::int as n from messages where sender_id = $1 and (deleted_at is null or body is not null)`, [vera]);
     assert.equal(left.rows[0].n, 0);
