@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { OutboxWorker } from '../delivery/outbox-worker.js';
 import { createMetrics } from '../ops/metrics.js';
 import type { WebPush } from '../delivery/web-push/index.js';
-import type { RealtimeNode, RealtimeStats } from '../realtime/index.js';
+import type { RealtimeNode } from '../realtime/index.js';
 import type { Database } from '../store/database.js';
 import type { RedisConnections } from '../redis/connections.js';
 import { listenStartupError } from '../startup-errors.js';
@@ -19,7 +19,7 @@ import { createChat, onlineStatus } from './chat.js';
 import { startDelivery } from './delivery.js';
 import { startHttp, type HttpApp } from './http.js';
 import { createAttachmentStorage, createJobs } from './jobs.js';
-import { startPusherApps } from './pusher-apps.js';
+import { realtimeStats, startPusherApps } from './pusher-apps.js';
 import { openStores } from './stores.js';
 
 export interface App {
@@ -49,10 +49,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const { database, redis } = stores;
   const apps = await startPusherApps(config, redis, logger);
   const metrics = createMetrics({
-    realtime: () => (apps.length > 0 ? sumStats(apps.map((app) => app.realtime.stats())) : null),
+    realtime: () => realtimeStats(apps),
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
-    clusterReceived: () => (redis && apps.length > 0 ? apps.reduce((sum, app) => sum + app.realtime.stats().clusterReceived, 0) : null),
+    clusterReceived: () => (redis ? (realtimeStats(apps)?.clusterReceived ?? null) : null),
   });
   const { broadcaster, channels, pusherHttp } = await startBroadcast(config, apps, metrics, logger);
   const online = onlineStatus(config, stores);
@@ -101,13 +101,4 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await database.close();
     },
   };
-}
-
-function sumStats(all: readonly RealtimeStats[]): RealtimeStats {
-  return all.reduce((sum, s) => ({
-    connections: sum.connections + s.connections,
-    channels: sum.channels + s.channels,
-    subscriptions: sum.subscriptions + s.subscriptions,
-    clusterReceived: sum.clusterReceived + s.clusterReceived,
-  }));
 }

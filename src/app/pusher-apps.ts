@@ -12,6 +12,7 @@ import {
   redisParts,
   type AuthorizationLedger,
   type RealtimeNode,
+  type RealtimeStats,
 } from '../realtime/index.js';
 import { realtimeSettingsFrom } from '../realtime/settings.js';
 import type { RedisConnections } from '../redis/connections.js';
@@ -68,4 +69,15 @@ async function startPusherApp(
     logger: appLogger.child({ component: 'realtime' }),
   });
   return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations: parts.authorizations };
+}
+
+/** The apps' sockets, channels and subscriptions on this node together (for /metrics); null without the built-in server. */
+export function realtimeStats(apps: readonly PusherApp[]): RealtimeStats | null {
+  if (apps.length === 0) return null;
+  return apps.map((app) => app.realtime.stats()).reduce((sum, s) => ({
+    connections: sum.connections + s.connections,
+    channels: sum.channels + s.channels,
+    subscriptions: sum.subscriptions + s.subscriptions,
+    clusterReceived: sum.clusterReceived + s.clusterReceived,
+  }));
 }
