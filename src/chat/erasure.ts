@@ -60,8 +60,8 @@ import { unitOfWork, type Work } from './unit-of-work.js';
 
 /** Messages (or reactions, uploads) per transaction. */
 export const ERASURE_BATCH = 500;
-/** After each batch an erasure pauses this many times the batch's own time (at most a quarter of the time busy). */
-export const ERASURE_PAUSE_FACTOR = 3;
+/** After each batch an erasure pauses this many times the batch's own time (busy at most a fifth of the time). */
+export const ERASURE_PAUSE_FACTOR = 4;
 /** Stored payloads (change feed rows, outbox rows) looked at per transaction. */
 const SCRUB_BATCH = 1000;
 
