@@ -1,4 +1,4 @@
-// Every environment setting, one row each: name, type, default and meaning. Parsing (src/config.ts), the
+// Every environment setting, one row each: name, type, default and meaning. Parsing (src/config/index.ts), the
 // configuration errors, the README's configuration table (npm run docs:config) and the defaults of the
 // real-time server (src/realtime/index.ts) all come from here; no default is written down anywhere else.
 //
