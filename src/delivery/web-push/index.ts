@@ -1,5 +1,11 @@
-// Web Push, put together for the composition root (src/app/delivery.ts): the VAPID keys, the endpoint rules for the routes, and the deliverer of
-// a MessageSent push (which the outbox calls with the row's job; message-push.ts).
+// Web Push (CHAT_VAPID_*, CHAT_PUSH_ALLOW_HTTP), put together for the composition root (src/app/delivery.ts):
+// the VAPID keys, the endpoint rules for the routes, and the deliverer of a MessageSent push. In this folder:
+//   subscriptions.ts   the user API's subscribe and unsubscribe (POST and DELETE /push/subscriptions)
+//   audience.ts        whether any browser is subscribed (sends write 'push' rows only then)
+//   deliverer.ts       the outbox's deliverer of 'push' rows
+//   message-push.ts    who gets a MessageSent's push, decided at delivery, and its sending
+//   endpoint-guard.ts  which endpoints Parley sends to (never a private address)
+//   sender.ts, vapid.ts  one encrypted, signed request; the VAPID keys
 import type { Logger } from 'pino';
 import type { PushSettings } from './subscriptions.js';
 import type { Config } from '../../config/index.js';
