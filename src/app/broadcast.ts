@@ -6,7 +6,7 @@ import { createBroadcaster, logFanout, type Broadcaster, type Fanout } from '../
 import type { ChannelAuthorizer } from '../http/deps.js';
 import type { Metrics } from '../ops/metrics.js';
 import { pusherAuthorizer, pusherHttpFanout, type PusherHttpFanout } from '../realtime/index.js';
-import type { PusherApp } from './pusher-apps.js';
+import type { PusherApp } from './builtin-server.js';
 
 export interface Broadcast {
   readonly broadcaster: Broadcaster;

@@ -10,7 +10,7 @@ import type { PushSettings } from '../delivery/web-push/subscriptions.js';
 import { upgradeRouter } from '../realtime/index.js';
 import type { AttachmentStorage } from '../store/attachment-storage.js';
 import type { Chat } from './chat.js';
-import type { PusherApp } from './pusher-apps.js';
+import type { PusherApp } from './builtin-server.js';
 import type { Stores } from './stores.js';
 
 export type HttpApp = Awaited<ReturnType<typeof buildHttpApp>>;

@@ -1,5 +1,5 @@
 // The one composition root: createApp builds this node from its Config, step by step, each step in a file of
-// this folder: stores (database, Redis), pusher-apps (the built-in server), broadcast (where events go),
+// this folder: stores (database, Redis), builtin-server (the built-in Pusher server's apps), broadcast (where events go),
 // delivery (outbox, webhooks, Web Push), chat (context, online status, typing), jobs (periodic work), http.
 import type { Logger } from 'pino';
 import type { AttachmentSweeper } from '../chat/attachment-sweeper.js';
@@ -19,7 +19,7 @@ import { createChat, onlineStatus } from './chat.js';
 import { startDelivery } from './delivery.js';
 import { startHttp, type HttpApp } from './http.js';
 import { createAttachmentStorage, createJobs } from './jobs.js';
-import { realtimeStats, startPusherApps } from './pusher-apps.js';
+import { realtimeStats, startPusherApps } from './builtin-server.js';
 import { openStores } from './stores.js';
 
 export interface App {

@@ -1,6 +1,6 @@
 // The realtime node's settings of one Pusher app, built from the Config (BROADCAST_*, CHAT_TRUSTED_PROXIES) and
 // the app (the default one, or one of BROADCAST_APPS_FILE). Its parts (broker, presence, occupancy,
-// authorizations), webhooks and logger are the composition's (src/app/pusher-apps.ts).
+// authorizations), webhooks and logger are the composition's (src/app/builtin-server.ts).
 import type { Config } from '../config/index.js';
 import type { PusherAppConfig } from '../config/pusher-apps.js';
 import { CHAT_CHANNEL_PREFIX, CONVERSATION_CHANNEL_PREFIX } from '../contract/channels.js';

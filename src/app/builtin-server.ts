@@ -14,7 +14,7 @@ import {
   type RealtimeNode,
   type RealtimeStats,
 } from '../realtime/index.js';
-import { realtimeSettingsFrom } from '../realtime/settings.js';
+import { realtimeSettingsFrom } from '../realtime/node-settings.js';
 import type { RedisConnections } from '../redis/connections.js';
 
 /** One Pusher app of the built-in server: its realtime node (also its HTTP API's backend) and its authorization store. */
