@@ -32,9 +32,6 @@ import { BENCH_ADMIN_DATABASE_URL } from './lib/targets.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { postgresVersion } from '../testkit/postgres.js';
 
-/** @deprecated import BenchOptions from bench/lib/benchmark.ts (kept here only until compliance.ts does). */
-export type { BenchOptions } from './lib/benchmark.js';
-
 const RUNNERS: Record<BenchmarkName, Benchmark> = {
   fanout,
   'chat-e2e': chatE2e,

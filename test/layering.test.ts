@@ -27,11 +27,7 @@ const LAYERS = ['contract', 'store', 'chat', 'http'] as const;
  * Keep this list short and shrinking; a new violation fails the test, and an entry no longer found is reported
  * (as a diagnostic) so it can be removed.
  */
-const KNOWN_VIOLATIONS: readonly { readonly from: string; readonly to: string; readonly item: string }[] = [
-  // Item 7 (bench): the compliance benchmark still takes BenchOptions from the runner (a type-only import, re-exported
-  // there for it); it goes when compliance.ts imports it from bench/lib/benchmark.ts as the other benchmarks do.
-  { from: 'bench/benchmarks/compliance.ts', to: 'bench/run.ts', item: '7: bench' },
-];
+const KNOWN_VIOLATIONS: readonly { readonly from: string; readonly to: string; readonly item: string }[] = [];
 
 interface Import {
   readonly from: string;

@@ -15,7 +15,7 @@ import { sleep } from '../../testkit/wait.js';
 import { log, progress, sampledPeak } from '../lib/procs.js';
 import { target as goal, type Result, type Row } from '../lib/report.js';
 import { parleyTarget, type Target } from '../lib/targets.js';
-import type { BenchOptions } from '../run.js';
+import type { BenchOptions } from '../lib/benchmark.js';
 import { sendLoad, setUp, type Conversation, type Measured, type Params } from './ingest.js';
 
 const MiB = 1024 * 1024;
