@@ -12,32 +12,21 @@
 export const MESSAGE_PAGE = `create or replace function parley_message_page(thread bigint, conversation bigint, viewer bigint,
       before_id bigint, after_id bigint, page_limit int) returns setof bigint
     language plpgsql stable
+    -- A page is a few dozen rows: the statements that hydrate it join each row by its keys (the default estimate of
+    -- 1,000 rows made the planner hash whole tables, 10 ms of the database per page instead of 2).
+    rows 50
     set enable_sort = off
     as $$
     declare
       cleared bigint := coalesce((select p.cleared_message_id from participants p where p.conversation_id = conversation and p.user_id = viewer), 0);
     begin
-      -- Four static statements (not one built with format): PL/pgSQL keeps each one's plan for the session.
-      if thread is null and after_id is null then
-        return query select m.id from messages m
-          where m.conversation_id = conversation and m.thread_id is null and m.id > cleared and m.id < coalesce(before_id, 9223372036854775807)
-            and m.deleted_at is null and not exists (select 1 from hidden_messages h where h.user_id = viewer and h.message_id = m.id)
-          order by m.conversation_id desc, m.id desc limit page_limit;
-      elsif thread is null then
-        return query select m.id from messages m
-          where m.conversation_id = conversation and m.thread_id is null and m.id > greatest(cleared, after_id) and m.id < coalesce(before_id, 9223372036854775807)
-            and m.deleted_at is null and not exists (select 1 from hidden_messages h where h.user_id = viewer and h.message_id = m.id)
-          order by m.conversation_id, m.id limit page_limit;
-      elsif after_id is null then
-        return query select m.id from messages m
-          where m.thread_id = thread and m.id > cleared and m.id < coalesce(before_id, 9223372036854775807)
-            and m.deleted_at is null and not exists (select 1 from hidden_messages h where h.user_id = viewer and h.message_id = m.id)
-          order by m.thread_id desc, m.id desc limit page_limit;
-      else
-        return query select m.id from messages m
-          where m.thread_id = thread and m.id > greatest(cleared, after_id) and m.id < coalesce(before_id, 9223372036854775807)
-            and m.deleted_at is null and not exists (select 1 from hidden_messages h where h.user_id = viewer and h.message_id = m.id)
-          order by m.thread_id, m.id limit page_limit;
-      end if;
+      return query execute format(
+        'select m.id from messages m
+         where %s and m.id > $1 and m.id < $2 and m.deleted_at is null
+           and not exists (select 1 from hidden_messages h where h.user_id = $3 and h.message_id = m.id)
+         order by %s limit $4',
+        case when thread is null then 'm.conversation_id = $5 and m.thread_id is null' else 'm.thread_id = $5' end,
+        case when thread is null then 'm.conversation_id' else 'm.thread_id' end || case when after_id is null then ' desc, m.id desc' else ', m.id' end)
+      using greatest(cleared, coalesce(after_id, 0)), coalesce(before_id, 9223372036854775807), viewer, page_limit, coalesce(thread, conversation);
     end
     $$`;
