@@ -2,6 +2,7 @@
 // compiler's own import scanner): the layers of issue 28 and which way each may point.
 //   contract < store < chat < http   a lower layer never imports a higher one (src/contract is the bottom);
 //   realtime                          never imports chat or store (it speaks the Pusher protocol, not chat);
+//   delivery                          never imports chat or http (chat hands it outbox rows; one direction);
 //   migrations                        src/store/migrations/NNN_*.ts never import each other (each is frozen
 //                                     as it ran; shared SQL lives in repeatable definitions, store/functions);
 //   bench                             reaches src only through its public entry points (PUBLIC_ENTRY_POINTS),
@@ -82,6 +83,7 @@ function brokenRule(i: Import): string | null {
   const toLayer = LAYERS.indexOf(to as (typeof LAYERS)[number]);
   if (fromLayer >= 0 && toLayer > fromLayer) return `${from} is below ${to} (contract < store < chat < http)`;
   if (from === 'realtime' && (to === 'chat' || to === 'store')) return `realtime never imports ${to}`;
+  if (from === 'delivery' && (to === 'chat' || to === 'http')) return `delivery never imports ${to}`;
   if (MIGRATION.test(i.from) && MIGRATION.test(i.to)) return 'migrations never import each other';
   if ((i.from.startsWith('bench/') || i.from.startsWith('testkit/')) && i.to.startsWith('src/') && !PUBLIC_ENTRY_POINTS.includes(i.to)) {
     return `bench reaches src only through ${PUBLIC_ENTRY_POINTS.join(', ')}${i.from.startsWith('testkit/') ? ' (this testkit module is one bench uses)' : ''}`;
