@@ -1,5 +1,5 @@
 // The delivery wing: what happened, delivered outside the sockets, at least once, through the transactional
-// outbox (docs/notifications.md). It sits below the chat: it imports the store, the contract and the event
+// outbox (docs/notifications.md). It sits below the chat: it imports the store, src/contract (the public API's definitions) and the event
 // builders, never src/chat (the chat imports it: this file's Notifications, and the webhook drafts).
 //   index.ts          Notifications: the outbox rows of an action's events, written in its transaction
 //   outbox-worker.ts  the worker of each node that claims rows and hands them to the deliverer of their kind

@@ -1,5 +1,5 @@
-// Events as the chat produces them: one DomainEvent names an event of the contract (contract/events.ts, the table of
-// docs/events.md), the ids whose channels receive it, and its payload; the broadcaster and the outbox deliver it.
+// Events as the chat produces them: one DomainEvent names an event of docs/events.md (its table is
+// src/contract/events.ts), the ids whose channels receive it, and its payload; the broadcaster and the outbox deliver it.
 import { EVENTS, type EventName, type EventPayloads, type MessageSentPayload } from '../contract/events.js';
 import { conversationChannel, userChannel } from '../contract/channels.js';
 import type { MessageResource } from '../contract/resources.js';

@@ -1,4 +1,4 @@
-// Request and response schemas shared by the routes. Resources themselves live in the contract (contract/resources.ts).
+// Request and response schemas shared by the routes. Resources themselves live with the public API's definitions (src/contract/resources.ts).
 import { Type, type TSchema } from 'typebox';
 import { PageMeta } from '../contract/resources.js';
 
