@@ -79,5 +79,6 @@ export function realtimeStats(apps: readonly PusherApp[]): RealtimeStats | null 
     channels: sum.channels + s.channels,
     subscriptions: sum.subscriptions + s.subscriptions,
     clusterReceived: sum.clusterReceived + s.clusterReceived,
+    clusterDelivered: sum.clusterDelivered + s.clusterDelivered,
   }));
 }

@@ -53,6 +53,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     databasePool: () => database.poolStats(),
     redisUp: () => (redis ? redis.isReady() : null),
     clusterReceived: () => (redis ? (realtimeStats(apps)?.clusterReceived ?? null) : null),
+    clusterDelivered: () => (redis ? (realtimeStats(apps)?.clusterDelivered ?? null) : null),
   });
   const { broadcaster, channels, pusherHttp } = await startBroadcast(config, apps, metrics, logger);
   const online = onlineStatus(config, stores);

@@ -7,6 +7,8 @@ export interface MetricsSources {
   redisUp(): boolean | null;
   /** With Redis: channel messages (events, relayed frames) this node received from the others since it started. */
   clusterReceived(): number | null;
+  /** With Redis: of those, the ones this node wrote to at least one of its sockets (over clusterReceived: the cross-node efficiency). */
+  clusterDelivered?(): number | null;
 }
 
 export interface Metrics {
@@ -47,6 +49,17 @@ export function createMetrics(sources: MetricsSources): Metrics {
       if (received === null) return;
       this.reset();
       this.inc(received);
+    },
+  });
+  new Counter({
+    name: 'parley_cluster_channel_messages_delivered_total',
+    help: 'Of the channel messages received from other nodes, those written to at least one socket of this node (absent without REDIS_URL)',
+    registers: [registry],
+    collect() {
+      const delivered = sources.clusterDelivered?.() ?? null;
+      if (delivered === null) return;
+      this.reset();
+      this.inc(delivered);
     },
   });
   gauge('parley_db_pool_connections', 'PostgreSQL pool connections', () => sources.databasePool()?.total);

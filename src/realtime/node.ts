@@ -99,6 +99,27 @@ export interface RealtimeStats {
   subscriptions: number;
   /** Publications received from other nodes through the broker. */
   clusterReceived: number;
+  /**
+   * Of the publications from other nodes, those this node wrote to at least one of its sockets: over
+   * clusterReceived, the cross-node efficiency (1 when no node receives what none of its sockets wants).
+   */
+  clusterDelivered: number;
+}
+
+/** Counts the publications from other nodes that reached a socket here; `fromHere` is set while this node publishes. */
+interface CrossNodeCount {
+  fromHere: boolean;
+  delivered: number;
+}
+
+/** broker.publish for a publication of this node's: the broker hands it back to the handler before returning. */
+function publishFromHere(broker: Broker, count: CrossNodeCount, channels: readonly string[], publication: Publication): void | Promise<void> {
+  count.fromHere = true;
+  try {
+    return broker.publish(channels, publication);
+  } finally {
+    count.fromHere = false;
+  }
 }
 
 export interface RealtimeNode extends Fanout, PusherApiBackend {
@@ -140,8 +161,9 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
   validate(settings);
   const logger = settings.logger.child({ component: 'realtime' });
   const work = new InFlight();
+  const crossNode: CrossNodeCount = { fromHere: false, delivered: 0 };
   const interest = brokerInterest(settings.broker);
-  const announce = announcer(settings, work, logger);
+  const announce = announcer(settings, work, crossNode, logger);
   const registry = new ChannelRegistry({
     channelOccupied(channel) {
       interest.changed(channel, true);
@@ -155,10 +177,10 @@ export async function createRealtimeNode(settings: RealtimeSettings): Promise<Re
   });
   const server = pusherServer(settings, registry, interest, announce, logger);
   const here = nodeLocal(settings.authorizations, registry, logger);
-  await settings.broker.start(brokerHandler(registry, server, here, logger));
+  await settings.broker.start(brokerHandler(registry, server, here, crossNode, logger));
   const sweep = setInterval(() => announce.sweep(), SWEEP_MS);
   sweep.unref();
-  return nodeApi(settings, logger, registry, server, here, async () => {
+  return nodeApi(settings, logger, registry, server, here, crossNode, async () => {
     clearInterval(sweep);
     await announce.withdraw();
   });
@@ -231,11 +253,11 @@ interface Announcer {
   withdraw(): Promise<void>;
 }
 
-function announcer(settings: RealtimeSettings, work: InFlight, logger: Logger): Announcer {
+function announcer(settings: RealtimeSettings, work: InFlight, crossNode: CrossNodeCount, logger: Logger): Announcer {
   const { broker, presence, occupancy, webhooks } = settings;
   const webhook = webhooks ? (event: WebhookEvent): void => webhooks.enqueue(event) : undefined;
   const deliver = (channel: string, frame: string, exceptSocketId?: string): void => {
-    void broker.publish([channel], { kind: 'frame', frame, exceptSocketId });
+    void publishFromHere(broker, crossNode, [channel], { kind: 'frame', frame, exceptSocketId });
   };
   const memberRemoved = (channel: string, userId: string): void => {
     deliver(channel, encodeFrame('pusher_internal:member_removed', { user_id: userId }, channel));
@@ -358,21 +380,28 @@ function nodeLocal(authorizations: AuthorizationLedger, registry: ChannelRegistr
 }
 
 /** What the broker hands this node: publications for its sockets, orders and occupancy questions from other nodes. */
-function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: NodeLocal, logger: Logger): BrokerHandler {
+function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: NodeLocal, crossNode: CrossNodeCount, logger: Logger): BrokerHandler {
+  /** Writes the publication to this node's subscribers; returns the sockets written to. */
+  function deliver(channels: readonly string[], publication: Publication): number {
+    const except = publication.exceptSocketId;
+    let sent = 0;
+    if (publication.kind === 'frame') {
+      for (const channel of channels) if (registry.hasSubscribers(channel)) sent += registry.broadcast(channel, Buffer.from(publication.frame), except);
+      return sent;
+    }
+    let encodedData: string | undefined; // once per event, and only if someone listens
+    for (const channel of channels) {
+      if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
+      encodedData ??= JSON.stringify(publication.data);
+      // once per channel, then the same bytes to every socket (no per-socket encoding)
+      sent += registry.broadcast(channel, Buffer.from(frameWithEncodedData(publication.event, encodedData, channel)), except);
+    }
+    return sent;
+  }
   return {
     publication(channels: readonly string[], publication: Publication) {
-      const except = publication.exceptSocketId;
-      if (publication.kind === 'frame') {
-        for (const channel of channels) if (registry.hasSubscribers(channel)) registry.broadcast(channel, Buffer.from(publication.frame), except);
-        return;
-      }
-      let encodedData: string | undefined; // once per event, and only if someone listens
-      for (const channel of channels) {
-        if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
-        encodedData ??= JSON.stringify(publication.data);
-        // once per channel, then the same bytes to every socket (no per-socket encoding)
-        registry.broadcast(channel, Buffer.from(frameWithEncodedData(publication.event, encodedData, channel)), except);
-      }
+      const sent = deliver(channels, publication);
+      if (!crossNode.fromHere && sent > 0) crossNode.delivered++;
     },
     command(command: NodeCommand) {
       if (command.kind === 'terminate') {
@@ -396,6 +425,7 @@ function nodeApi(
   registry: ChannelRegistry,
   server: PusherServer,
   here: NodeLocal,
+  crossNode: CrossNodeCount,
   withdraw: () => Promise<void>,
 ): RealtimeNode {
   const { broker, authorizations } = settings;
@@ -406,7 +436,7 @@ function nodeApi(
       if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
         throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
       }
-      return broker.publish(channels, { kind: 'event', event, data, exceptSocketId });
+      return publishFromHere(broker, crossNode, channels, { kind: 'event', event, data, exceptSocketId });
     },
 
     batch: batchSends,
@@ -437,7 +467,7 @@ function nodeApi(
       return mergeOccupancy(here.occupancy(query), await broker.survey(query));
     },
 
-    stats: () => ({ connections: server.connectionCount, ...registry.stats(), clusterReceived: broker.received() }),
+    stats: () => ({ connections: server.connectionCount, ...registry.stats(), clusterReceived: broker.received(), clusterDelivered: crossNode.delivered }),
 
     async close(code = 4200) {
       // Codes a server may send in a close frame (RFC 6455 §7.4); ws throws on any other.

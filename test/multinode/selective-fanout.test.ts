@@ -38,13 +38,18 @@ function received(client: PusherClient, channel: string, event: string): unknown
   return got;
 }
 
-/** What a node has received from the others so far (its /metrics counter). */
-async function receivedBy(node: ParleyNode): Promise<number> {
+/** A /metrics counter of a node. */
+async function counterOf(node: ParleyNode, name: string): Promise<number> {
   const text = await (await fetch(`${node.baseUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-  const match = /^parley_cluster_channel_messages_received_total (\d+)/m.exec(text);
-  assert.ok(match, `${node.name}'s /metrics has parley_cluster_channel_messages_received_total`);
+  const match = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
+  assert.ok(match, `${node.name}'s /metrics has ${name}`);
   return Number(match[1]);
 }
+
+/** What a node has received from the others so far. */
+const receivedBy = (node: ParleyNode) => counterOf(node, 'parley_cluster_channel_messages_received_total');
+/** Of those, what reached at least one of its sockets. */
+const deliveredBy = (node: ParleyNode) => counterOf(node, 'parley_cluster_channel_messages_delivered_total');
 
 describe('three nodes: a channel’s events go only to the nodes subscribed to it', { timeout: 90_000 }, () => {
   let cluster: Cluster;
@@ -70,6 +75,7 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
     const [on1, on2] = await Promise.all([connect(node1), connect(node2)]);
     await Promise.all([subscribed(on1, 'news-one'), subscribed(on2, 'news-two')]);
     const before = await Promise.all([node1, node2, node3].map(receivedBy));
+    const deliveredBefore = await Promise.all([node1, node2, node3].map(deliveredBy));
     const one = received(on1, 'news-one', 'item');
     const two = received(on2, 'news-two', 'item');
 
@@ -86,6 +92,8 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
       [20, 20, 0],
       'messages received from Redis by node 1, node 2, node 3',
     );
+    const deliveredAfter = await Promise.all([node1, node2, node3].map(deliveredBy));
+    assert.deepEqual(deliveredAfter.map((n, i) => n - deliveredBefore[i]!), [20, 20, 0], 'of those, delivered to a socket: all of them');
     assert.deepEqual(one, Array.from({ length: 20 }, (_, i) => ({ i })));
   });
 
@@ -98,6 +106,21 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
     for (let i = 0; i < 10; i++) await sdkOn(node2).trigger('short-lived', 'item', { i });
     await sleep(300);
     assert.equal((await receivedBy(node1)) - before, 0);
+  });
+
+  test('a message received from another node that reaches none of this node’s sockets counts as received, not delivered', async () => {
+    const on1 = await connect(node1);
+    await subscribed(on1, 'all-but-me');
+    const got = received(on1, 'all-but-me', 'item');
+    const [received0, delivered0] = [await receivedBy(node1), await deliveredBy(node1)];
+    // Its only subscriber here is the socket the event excepts (as an app excludes the sender's own socket).
+    await sdkOn(node2).trigger('all-but-me', 'item', { i: 0 }, { socket_id: on1.connection.socket_id });
+    await sdkOn(node2).trigger('all-but-me', 'item', { i: 1 });
+    await until(() => got.length === 1, 5_000, () => 'the event without socket_id did not arrive');
+    await sleep(300);
+    assert.deepEqual(got, [{ i: 1 }]);
+    assert.equal((await receivedBy(node1)) - received0, 2);
+    assert.equal((await deliveredBy(node1)) - delivered0, 1);
   });
 
   test('an event triggered on another node right after subscription_succeeded is received (every time)', async () => {

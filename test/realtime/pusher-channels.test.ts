@@ -303,7 +303,7 @@ describe('presence channels: exact frames', () => {
       );
     }
     await c.client.assertNextIsPong();
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 0, subscriptions: 0, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 0, subscriptions: 0, clusterReceived: 0, clusterDelivered: 0 });
   });
 
   test('a user_id over 128 characters is refused with a message saying so', async () => {
@@ -900,7 +900,7 @@ describe('protocol edge cases: exact frames', () => {
       client.send({ event: 'pusher:unsubscribe', data: { channel } });
     }
     await client.assertNextIsPong();
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0, clusterDelivered: 0 });
     h.rt.publish(['news'], 'Headline', JSON.stringify({ n: 1 }));
     assert.equal(await client.next(), '{"event":"Headline","channel":"news","data":"{\\"n\\":1}"}');
   });
@@ -982,6 +982,6 @@ describe('occupancy (rt.occupancy): one channel, by prefix, presence users', () 
     assert.deepEqual(await h.channelList(), new Map());
     assert.equal(await h.channelInfo('presence-room'), undefined);
     assert.deepEqual(await h.presenceUserIds('presence-room'), []);
-    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0, clusterDelivered: 0 });
   });
 });

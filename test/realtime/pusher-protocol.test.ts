@@ -215,7 +215,7 @@ describe('subscriptions', () => {
     assert.equal(await client.next(), succeeded('news'));
     client.subscribe('news');
     assert.equal(await client.next(), succeeded('news'));
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0, clusterDelivered: 0 });
   });
 
   test('an invalid channel name is refused with subscription_error 400', async () => {
@@ -255,11 +255,11 @@ describe('subscriptions', () => {
     const { client } = await RawClient.established(h.url());
     client.subscribe('news');
     await client.next();
-    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 1, channels: 1, subscriptions: 1, clusterReceived: 0, clusterDelivered: 0 });
     client.ws.close();
     await client.closed;
     await waitFor(() => h.rt.stats().connections === 0);
-    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0, clusterDelivered: 0 });
   });
 });
 
@@ -429,7 +429,7 @@ describe('keepalive, limits and shutdown', () => {
     await client.next();
     await h.rt.close();
     assert.equal((await client.closed).code, 4200);
-    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0 });
+    assert.deepEqual(h.rt.stats(), { connections: 0, channels: 0, subscriptions: 0, clusterReceived: 0, clusterDelivered: 0 });
     const late = new WebSocket(h.url());
     const [req, res] = (await once(late, 'unexpected-response')) as [ClientRequest, IncomingMessage];
     assert.equal(res.statusCode, 503);
