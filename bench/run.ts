@@ -1,4 +1,4 @@
-// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|threads|uploads|compliance|all> [--smoke]
+// npm run bench -- <fanout|chat-e2e|ingest|connections|search|sync|threads|uploads|compliance|cluster|all> [--smoke]
 //
 // Runs the benchmarks named, prints their figures with the baselines measured in the same run, and after a
 // full (not --smoke) run writes docs/bench/results/<name>.json, regenerates docs/benchmarks.md and the
@@ -16,6 +16,7 @@
 //     (a benchmark that needs a rule of the server, such as search folding accents, states it as data or asks the API).
 import { parseArgs } from 'node:util';
 import { chatE2e } from './benchmarks/chat-e2e.js';
+import { cluster } from './benchmarks/cluster.js';
 import { compliance } from './benchmarks/compliance.js';
 import { connections } from './benchmarks/connections.js';
 import { fanout } from './benchmarks/fanout.js';
@@ -42,6 +43,7 @@ const RUNNERS: Record<BenchmarkName, Benchmark> = {
   threads,
   uploads,
   compliance,
+  cluster,
 };
 
 const usage = `usage: npm run bench -- <${BENCHMARKS.join('|')}|all> [--smoke] [--no-docs] [--setup S]

@@ -51,6 +51,12 @@ const WHAT: Record<string, string> = {
     'A user with 100,000 messages across 50 direct conversations (loaded with SQL on conversations made through the API) on PostgreSQL. ' +
     'Export: `GET /users/{id}/export` read to the end and parsed (every message must be in it) while the Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before. ' +
     'Erasure: `DELETE /users/{id}?messages=erase` sent as the ingest benchmark’s load starts on the same node (200 direct conversations, both members connected, 32 sends in flight); the ingest rate during the erasure against the better of the same load just before and just after it; the erasure’s time from the request to its job’s completion, after which no body of the user’s messages is left.',
+  cluster:
+    'Parley scaled out: node processes of their own (`node src/main.ts`) on one PostgreSQL database and one Redis. ' +
+      'Groups: 3,000 clients in 300 groups of 10, client u on node u mod 3, each subscribed to its group’s channel and its own; each group message is what it costs the realtime layer, a `MessageSent` to the group’s channel and an `InboxUpdated` to each member’s channel, triggered through the Pusher HTTP API of the nodes in turn, 6 in flight. ' +
+      'The same clients and load against one node, then three (rounds taking turns): deliveries per second at the clients, each node’s CPU per delivery (from /proc), Redis’s CPU, and each node’s cross-node efficiency from its `/metrics` (of the channel messages it received from Redis, the share it wrote to at least one of its sockets; 1 when no node receives what none of its sockets wants). ' +
+      'A group of 10,000 members spread over the three nodes (both channels authorized through `/broadcasting/auth`): messages posted one at a time, each timed until every member has its `MessageSent` and its `InboxUpdated`; the floor is the bare `ws` server delivering the same frames to as many clients in the same run, as in chat-e2e. ' +
+      'A reconnect storm: 5,000 chat clients in groups of 10 on node 3, each with a sync cursor; a message is posted to every group, then node 3 is killed (SIGKILL); the clients reconnect at once to the other nodes, subscribe again and catch up with `GET /sync`: the time until the last is subscribed and synced, the 5xx answers, and the surviving nodes’ peak resident memory.',
   uploads:
     '25 MB files of random bytes posted to `POST /attachments` (multipart/form-data) five times one at a time, then four at once, to a Parley storing attachments on local disk (the default) and to one storing them in an S3-compatible bucket (s3rver, run by the benchmark; multipart uploads to the bucket as with S3 or MinIO), both on the embedded database. ' +
     'The Parley process’s resident memory (VmRSS) is sampled every 5 ms; the figure is its peak above the RSS just before the upload. Baseline: the size of the file itself, which a server that buffered uploads would grow by.',
@@ -135,7 +141,7 @@ export function writeDocs(): string[] {
     '',
     '```bash',
     'npm install',
-    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, threads, uploads, compliance, all',
+    'npm run bench -- fanout          # or chat-e2e, ingest, connections, search, sync, threads, uploads, compliance, cluster, all',
     'npm run bench -- all --smoke     # a few clients for a second or two: checks they work (CI runs this)',
     'npm run bench:install-soketi     # optional: Soketi 1.6.1 in bench/soketi/, outside Parley\'s dependencies',
     '```',

@@ -7,6 +7,8 @@ import { nowMs } from './clock.js';
 
 export interface Publisher {
   trigger(channel: string, event: string, data: string): Promise<void>;
+  /** One event to several channels (at most 100): one POST /apps/{app_id}/events with `channels`. */
+  triggerChannels(channels: readonly string[], event: string, data: string): Promise<void>;
   /** One POST /apps/{app_id}/batch_events with one event per data, all to the channel. */
   triggerBatch(channel: string, event: string, datas: readonly string[]): Promise<void>;
   close(): void;
@@ -27,6 +29,10 @@ export function pusherPublisher(options: { port: number; appId: string; key: str
   return {
     async trigger(channel, event, data) {
       const response = await pusher.trigger(channel, event, data);
+      await response.text();
+    },
+    async triggerChannels(channels, event, data) {
+      const response = await pusher.trigger([...channels], event, data);
       await response.text();
     },
     async triggerBatch(channel, event, datas) {

@@ -6,7 +6,7 @@ import type { Machine } from './machine.js';
 import { ROOT } from '../../testkit/root.js';
 import { fmt, type LatencySummary } from './stats.js';
 
-export const BENCHMARKS = ['fanout', 'chat-e2e', 'ingest', 'connections', 'search', 'sync', 'threads', 'uploads', 'compliance'] as const;
+export const BENCHMARKS = ['fanout', 'chat-e2e', 'ingest', 'connections', 'search', 'sync', 'threads', 'uploads', 'compliance', 'cluster'] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface Column {

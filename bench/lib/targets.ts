@@ -38,7 +38,7 @@ export interface Target {
  * Environment of every Parley a benchmark starts: rate limits off (the benchmarks send far more than one user would),
  * and no limit on sockets per address (every client of a benchmark connects from 127.0.0.1).
  */
-const BENCH_ENV = {
+export const BENCH_ENV = {
   NODE_ENV: 'production',
   BROADCAST_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
   CHAT_RATE_SENDS_PER_MINUTE: '0',

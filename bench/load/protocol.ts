@@ -6,6 +6,10 @@ export interface ClientSpec {
   readonly channels: readonly string[];
   /** Bearer token for the channel auth endpoint (auth kind 'endpoint'). */
   readonly token?: string;
+  /** The socket URL of this client, when not the command's (clients of one pool spread over several nodes). */
+  readonly url?: string;
+  /** The auth endpoint of this client's node, when not the auth mode's. */
+  readonly authUrl?: string;
 }
 
 /** How private channels are authorized. */

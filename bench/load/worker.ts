@@ -77,7 +77,7 @@ function open(command: ConnectCommand, spec: ClientSpec, index: number): Promise
   return new Promise((resolve, reject) => {
     const localAddress = command.localAddresses[index % command.localAddresses.length];
     // No UTF-8 validation of received text: the servers under test are trusted, and the clients should cost the shared CPU as little as they can.
-    const ws = new WebSocket(command.url, { localAddress, perMessageDeflate: false, skipUTF8Validation: true, handshakeTimeout: command.timeoutMs });
+    const ws = new WebSocket(spec.url ?? command.url, { localAddress, perMessageDeflate: false, skipUTF8Validation: true, handshakeTimeout: command.timeoutMs });
     const client: Client = { index, ws };
     let pending = new Set(spec.channels);
     let settled = false;
@@ -152,7 +152,7 @@ async function authorize(mode: AuthMode, spec: ClientSpec, socketId: string, cha
     case 'sign':
       return `${mode.appKey}:${createHmac('sha256', mode.appSecret).update(`${socketId}:${channel}`).digest('hex')}`;
     case 'endpoint': {
-      const response = await fetch(mode.url, {
+      const response = await fetch(spec.authUrl ?? mode.url, {
         method: 'POST',
         headers: { authorization: `Bearer ${spec.token ?? ''}`, 'content-type': 'application/json' },
         body: JSON.stringify({ socket_id: socketId, channel_name: channel }),

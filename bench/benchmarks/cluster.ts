@@ -1,0 +1,575 @@
+// cluster: Parley scaled out, nodes as separate processes on one PostgreSQL database and one Redis. Three parts:
+//   1. groups: 3,000 clients in 300 groups of 10, each client subscribed to its group's channel and its own user
+//      channel, spread over the nodes (client u on node u mod 3). Each message is what a group message costs the
+//      realtime layer: a MessageSent to the group's channel and an InboxUpdated to each member's channel, triggered
+//      through the Pusher HTTP API of the nodes in turn, a few in flight (a closed loop). The same clients and load
+//      against one node, then three, rounds taking turns: deliveries/s, each node's CPU per delivery (from /proc),
+//      Redis's CPU, and each node's cross-node efficiency (from its /metrics: of the channel messages it received
+//      from Redis, the share it wrote to at least one of its sockets).
+//   2. a group of 10,000 members end to end on the three nodes (members spread over them, both channels authorized
+//      through /broadcasting/auth): messages posted one at a time, each timed until every member has its
+//      MessageSent and its InboxUpdated (docs/events.md). Floor in the same run: the bare `ws` server delivering
+//      the same frames to the same clients (as chat-e2e defines it).
+//   3. a reconnect storm: 5,000 chat clients (500 groups of 10) on node 3, each with a sync cursor; a message is
+//      posted to every group; node 3 is killed (SIGKILL). The clients reconnect at once to the other nodes,
+//      subscribe again and catch up with GET /sync: the time until the last of them is subscribed and synced, the
+//      5xx answers, and the surviving nodes' peak resident memory.
+import { ClientPool } from '../lib/clients.js';
+import { nowMs } from '../lib/clock.js';
+import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
+import { crossNodeCounters, machineRedis, startCluster, type BenchCluster, type BenchRedis, type CrossNodeCounters } from '../lib/cluster-nodes.js';
+import { closedLoop, openLoop, pusherPublisher, type Publisher } from '../lib/publisher.js';
+import { cpuSeconds, log, machineBusySeconds, progress, rssBytes } from '../lib/procs.js';
+import { target as goal, type Row, type Target as Goal } from '../lib/report.js';
+import { Histogram, percentile, summarize } from '../lib/stats.js';
+import { StormClients } from '../lib/storm-clients.js';
+import { bareTarget, type Target } from '../lib/targets.js';
+import { marker } from '../load/protocol.js';
+import type { ParleyNode } from '../../testkit/parley-node.js';
+import { SECRETS } from '../../testkit/secrets.js';
+import { sleep } from '../../testkit/wait.js';
+
+const NODES = 3;
+const COMPLETION = ['MessageSent', 'InboxUpdated'] as const;
+/** Filler that brings an event's data to about 200 bytes, the size of a short chat message event. */
+const FILLER = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud';
+/** First user id of the big group's members and of the storm's clients (their own ranges). */
+const BIG_GROUP_FIRST_USER = 1;
+const STORM_FIRST_USER = 100_001;
+
+interface Params {
+  clients: number;
+  groupSize: number;
+  throughputSeconds: number;
+  inFlight: number;
+  warmupSeconds: number;
+  rounds: number;
+  members: number;
+  messages: number;
+  warmupMessages: number;
+  stormSockets: number;
+  workers: number;
+}
+
+function params(smoke: boolean): Params {
+  return {
+    clients: smoke ? 30 : 3000,
+    groupSize: 10,
+    throughputSeconds: smoke ? 1 : 8,
+    inFlight: 6,
+    warmupSeconds: smoke ? 0.3 : 2,
+    rounds: smoke ? 1 : 2,
+    members: smoke ? 20 : 10_000,
+    messages: smoke ? 3 : 100,
+    warmupMessages: smoke ? 1 : 10,
+    stormSockets: smoke ? 30 : 5000,
+    workers: 2,
+  };
+}
+
+export async function cluster(options: BenchOptions): Promise<BenchmarkReport> {
+  const p = params(options.smoke);
+  const redis = machineRedis();
+  try {
+    return report(p, redis, await measure(options, p, redis), options.smoke);
+  } finally {
+    await redis.close();
+  }
+}
+
+// ── measure ──
+
+interface Measured {
+  readonly rows: Row[];
+  /** Per node of the best three-node round: its cross-node efficiency and CPU per delivery. */
+  readonly perNode: { efficiency: number; usPerDelivery: number; deliveries: number }[];
+  readonly notes: string[];
+}
+
+async function measure(options: BenchOptions, p: Params, redis: BenchRedis): Promise<Measured> {
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  let perNode: Measured['perNode'] = [];
+  log(`- starting one node and ${NODES} nodes on ${redis.label}`);
+  const [one, three] = await Promise.all([startCluster(1, redis), startCluster(NODES, redis)]);
+  try {
+    if (chosen(options, 'groups')) {
+      const best = new Map<number, GroupsRound>();
+      for (let round = 1; round <= p.rounds; round++) {
+        for (const c of [one, three]) {
+          log(`- groups, ${c.nodes.length} node${c.nodes.length > 1 ? 's' : ''}${p.rounds > 1 ? `, round ${round} of ${p.rounds}` : ''}`);
+          const r = await groupsRound(c, redis, p);
+          const previous = best.get(c.nodes.length);
+          if (previous === undefined || r.row.figures.deliveriesPerSecond! > previous.row.figures.deliveriesPerSecond!) best.set(c.nodes.length, r);
+        }
+      }
+      rows.push(best.get(1)!.row, best.get(NODES)!.row);
+      perNode = best.get(NODES)!.perNode;
+    }
+    await one.close();
+    if (chosen(options, 'large group')) {
+      log(`- a group of ${p.members.toLocaleString('en-US')} members on ${NODES} nodes`);
+      const { row, templates } = await bigGroup(three, p);
+      rows.push(row);
+      log('- the floor: bare ws, no database');
+      const bare = await bareTarget('buffer', 'bare ws, no database');
+      try {
+        rows.push(await bigGroupFloor(bare, p, templates));
+      } finally {
+        await bare.stop();
+      }
+    }
+    if (chosen(options, 'storm')) {
+      log(`- reconnect storm: node ${NODES} with ${p.stormSockets.toLocaleString('en-US')} sockets killed`);
+      const { row, note } = await storm(three, p);
+      rows.push(row);
+      notes.push(...note);
+    }
+  } finally {
+    await Promise.all([one.close(), three.close()]);
+  }
+  return { rows, perNode, notes };
+}
+
+// ── 1. groups ──
+
+interface GroupsRound {
+  readonly row: Row;
+  readonly perNode: Measured['perNode'];
+}
+
+async function groupsRound(c: BenchCluster, redis: BenchRedis, p: Params): Promise<GroupsRound> {
+  const n = c.nodes.length;
+  const groups = p.clients / p.groupSize;
+  const userChannel = (u: number) => `bench-user-${u}`;
+  const groupChannel = (g: number) => `bench-group-${g}`;
+  // Client u is on pool u mod 3; pool i on node i (or all on the one node): the same client processes either way.
+  const pools = await Promise.all(
+    Array.from({ length: NODES }, (_, i) =>
+      ClientPool.connect({
+        label: `${n} node${n > 1 ? 's' : ''}: clients on node ${(i % n) + 1}`,
+        url: c.nodes[i % n]!.wsUrl,
+        clients: Array.from({ length: p.clients }, (_, u) => u)
+          .filter((u) => u % NODES === i)
+          .map((u) => ({ channels: [groupChannel(Math.floor(u / p.groupSize)), userChannel(u)] })),
+        auth: { kind: 'none' },
+        workers: 1,
+      }),
+    ),
+  );
+  const publishers = c.nodes.map((node) => pusherPublisher({ port: node.port, appId: SECRETS.BROADCAST_APP_ID, key: SECRETS.BROADCAST_APP_KEY, secret: SECRETS.BROADCAST_APP_SECRET, connections: p.inFlight }));
+  try {
+    const failed = pools.reduce((s, x) => s + x.failed, 0);
+    if (failed > 0) throw new Error(`${failed} clients could not connect: ${pools.flatMap((x) => x.errors).join('; ')}`);
+    const message = groupMessage(publishers, groups, p.groupSize, groupChannel, userChannel);
+    await openLoop(message, 50, p.warmupSeconds * 1000);
+    await sleep(500);
+
+    const line = progress(`${n} node${n > 1 ? 's' : ''}: throughput`);
+    for (const x of pools) x.pool.measure();
+    const before = await Promise.all(c.nodes.map(crossNodeCounters));
+    const cpu = cpuSnapshot(c.nodes, redis, pools.flatMap((x) => x.pool.pids));
+    const started = nowMs();
+    const loop = await closedLoop(message, p.inFlight, p.throughputSeconds * 1000, (sent) => line(`${sent} messages`));
+    if (loop.failed > 0) throw new Error(`${loop.failed} triggers failed: ${loop.errors.join('; ')}`);
+    const expected = loop.sent * 2 * p.groupSize;
+    const drained = await drain(pools.map((x) => x.pool), expected);
+    const used = cpu.done();
+    const after = await Promise.all(c.nodes.map(crossNodeCounters));
+    const reports = await Promise.all(pools.map((x) => x.pool.report()));
+    const deliveriesOf = (r: (typeof reports)[number]) => [...r.events.values()].reduce((s, h) => s + h.count, 0);
+    const byPool = reports.map(deliveriesOf);
+    const deliveries = byPool.reduce((s, d) => s + d, 0);
+    const seconds = (Math.max(...reports.map((r) => r.lastAt)) - started) / 1000;
+    const deliveriesPerSecond = deliveries / seconds;
+    line(`${Math.round(deliveriesPerSecond).toLocaleString('en-US')} deliveries/s (${loop.sent} messages, ${drained ? 'all delivered' : `${expected - deliveries} missing`})`, true);
+    // Deliveries per node: pool i's clients are on node i mod n.
+    const byNode = c.nodes.map((_, k) => byPool.reduce((s, d, i) => s + (i % n === k ? d : 0), 0));
+    const perNode = c.nodes.map((_, k) => ({
+      deliveries: byNode[k]!,
+      usPerDelivery: (used.nodes[k]! * seconds * 1e6) / byNode[k]!,
+      efficiency: efficiency(before[k]!, after[k]!),
+    }));
+    const latency = new Histogram();
+    for (const r of reports) for (const h of r.events.values()) latency.merge(h);
+    const nodesCpu = used.nodes.reduce((s, x) => s + x, 0);
+    return {
+      row: {
+        setup: n === 1 ? `1 node, ${p.clients.toLocaleString('en-US')} clients in ${groups} groups` : `${n} nodes, the same clients spread over them`,
+        parley: true,
+        figures: {
+          deliveriesPerSecond,
+          nodesCpu,
+          usPerDelivery: (nodesCpu * 1e6) / deliveriesPerSecond,
+          maxNodeUsPerDelivery: Math.max(...perNode.map((x) => x.usPerDelivery)),
+          redisCpu: used.redis,
+          efficiency: n === 1 ? NaN : Math.min(...perNode.map((x) => x.efficiency)),
+          p50: latency.percentile(50),
+          p99: latency.percentile(99),
+          clientsCpu: used.clients,
+          otherCpu: used.other,
+          lost: expected - deliveries,
+        },
+      },
+      perNode,
+    };
+  } finally {
+    for (const pub of publishers) pub.close();
+    for (const x of pools) x.pool.close();
+  }
+}
+
+/** One group message as the realtime layer carries it: MessageSent to the group, InboxUpdated to each member; through the nodes in turn. */
+function groupMessage(publishers: Publisher[], groups: number, size: number, groupChannel: (g: number) => string, userChannel: (u: number) => string) {
+  return async (seq: number): Promise<void> => {
+    const g = seq % groups;
+    const publisher = publishers[seq % publishers.length]!;
+    const data = JSON.stringify({ marker: marker(seq, nowMs()), text: FILLER });
+    const members = Array.from({ length: size }, (_, i) => userChannel(g * size + i));
+    await Promise.all([publisher.trigger(groupChannel(g), 'MessageSent', data), publisher.triggerChannels(members, 'InboxUpdated', data)]);
+  };
+}
+
+/** Delivered / received over a span; 1 when nothing was received (one node: nothing to waste). */
+function efficiency(before: CrossNodeCounters, after: CrossNodeCounters): number {
+  const received = after.received - before.received;
+  return received === 0 ? 1 : (after.delivered - before.delivered) / received;
+}
+
+/** CPU over a span (cores, averaged) of each node, the Redis servers, the client processes and everything else. */
+function cpuSnapshot(nodes: readonly ParleyNode[], redis: BenchRedis, clientPids: readonly number[]) {
+  const read = () => ({
+    at: performance.now(),
+    machine: machineBusySeconds(),
+    nodes: nodes.map((node) => cpuSeconds(node.pid)),
+    redis: redis.pids.reduce((s, pid) => s + cpuSeconds(pid), 0),
+    clients: clientPids.reduce((s, pid) => s + cpuSeconds(pid), 0),
+    driver: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+  });
+  const a = read();
+  return {
+    done() {
+      const b = read();
+      const span = (b.at - a.at) / 1000;
+      const nodesCpu = b.nodes.map((x, i) => (x - a.nodes[i]!) / span);
+      const redisCpu = (b.redis - a.redis) / span;
+      const clients = (b.clients - a.clients) / span;
+      const driver = (b.driver - a.driver) / span;
+      const total = (b.machine - a.machine) / span;
+      return { nodes: nodesCpu, redis: redisCpu, clients, other: Math.max(0, total - nodesCpu.reduce((s, x) => s + x, 0) - redisCpu - clients - driver) };
+    },
+  };
+}
+
+/** Waits until `expected` marked frames arrived over the pools, or no more arrive for 3 s. */
+async function drain(pools: ClientPool[], expected: number): Promise<boolean> {
+  let last = -1;
+  let still = 0;
+  for (;;) {
+    const n = (await Promise.all(pools.map((pool) => pool.delivered()))).reduce((s, x) => s + x, 0);
+    if (n >= expected) return true;
+    if (n === last) {
+      if (++still >= 15) return false;
+    } else {
+      still = 0;
+      last = n;
+    }
+    await sleep(200);
+  }
+}
+
+// ── 2. a group of 10,000 ──
+
+interface Templates {
+  message: Record<string, unknown>;
+  inbox: Record<string, unknown>;
+}
+
+/** Users first … first+count-1 created through the server-key API (as a host app does), spread over the nodes. */
+async function createUsers(nodes: readonly ParleyNode[], first: number, count: number, label: string): Promise<void> {
+  const line = progress(label);
+  let next = first;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async (_, lane) => {
+      while (next < first + count) {
+        const id = next++;
+        const r = await nodes[lane % nodes.length]!.server('PUT', `/users/${id}`, { name: `Member ${id}` });
+        if (r.status !== 201 && r.status !== 200) throw new Error(`PUT /users/${id}: ${r.status} ${JSON.stringify(r.body)}`);
+        if (++done % 2000 === 0) line(`${done.toLocaleString('en-US')} users`);
+      }
+    }),
+  );
+  line(`${count.toLocaleString('en-US')} users created`, true);
+}
+
+async function createGroup(node: ParleyNode, owner: number, members: readonly number[], name: string): Promise<number> {
+  const r = await node.request(owner, 'POST', '/groups', { name, user_ids: members }, {}, 180_000);
+  if (r.status !== 201) throw new Error(`POST /groups: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  return (r.body as { data: { id: number } }).data.id;
+}
+
+async function bigGroup(c: BenchCluster, p: Params): Promise<{ row: Row; templates: Templates }> {
+  const nodes = c.nodes;
+  const ids = Array.from({ length: p.members }, (_, i) => BIG_GROUP_FIRST_USER + i);
+  await createUsers(nodes, BIG_GROUP_FIRST_USER, p.members, 'setup');
+  const sender = ids[0]!;
+  const groupId = await createGroup(nodes[0]!, sender, ids.slice(1), 'Benchmark group');
+  const tokens = await Promise.all(ids.map((id) => nodes[0]!.token(id)));
+  const { pool, failed, errors } = await ClientPool.connect({
+    label: 'members',
+    url: nodes[0]!.wsUrl,
+    clients: ids.map((id, i) => {
+      const node = nodes[i % nodes.length]!;
+      return { channels: [`private-chat.user.${id}`, `private-chat.conversation.${groupId}`], token: tokens[i]!, url: node.wsUrl, authUrl: `${node.api}/broadcasting/auth` };
+    }),
+    auth: { kind: 'endpoint', url: `${nodes[0]!.api}/broadcasting/auth` },
+    workers: p.workers,
+    concurrency: 20,
+  });
+  try {
+    if (failed > 0) throw new Error(`${failed} members could not connect: ${errors.join('; ')}`);
+    const send = async (seq: number) => {
+      const sentAt = nowMs();
+      const r = await nodes[seq % nodes.length]!.request(sender, 'POST', `/conversations/${groupId}/messages`, { body: `Message ${marker(seq, sentAt)} to the group` }, {}, 30_000);
+      if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
+    };
+    const row = await timeMessages(`Parley, ${nodes.length} nodes`, pool, p, send);
+    const message = await nodes[0]!.request(sender, 'GET', `/conversations/${groupId}/messages?limit=1`);
+    const inbox = await nodes[0]!.request(sender, 'GET', `/conversations/${groupId}`);
+    return {
+      row: { ...row, setup: `Parley, ${nodes.length} nodes: a group of ${p.members.toLocaleString('en-US')}` },
+      templates: { message: (message.body as { data: Record<string, unknown>[] }).data[0]!, inbox: (inbox.body as { data: Record<string, unknown> }).data },
+    };
+  } finally {
+    pool.close();
+  }
+}
+
+/** The floor: the bare ws server delivering the same frames (one MessageSent, an InboxUpdated encoded per member) to as many clients. */
+async function bigGroupFloor(t: Target, p: Params, templates: Templates): Promise<Row> {
+  const conversationChannel = 'private-chat.conversation.1';
+  const { pool, failed, errors } = await ClientPool.connect({
+    label: 'bare ws: members',
+    url: t.wsUrl,
+    clients: Array.from({ length: p.members }, (_, i) => ({ channels: [`private-chat.user.${i + 1}`, conversationChannel] })),
+    auth: { kind: 'none' },
+    workers: p.workers,
+  });
+  try {
+    if (failed > 0) throw new Error(`${failed} members could not connect: ${errors.join('; ')}`);
+    const { edited_at: _edited, ...sent } = templates.message;
+    const send = async (seq: number) => {
+      const body = `Message ${marker(seq, nowMs())} to the group`;
+      const response = await fetch(`http://127.0.0.1:${t.port}/bench/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          conversationChannel,
+          userChannelPrefix: 'private-chat.user.',
+          users: p.members,
+          message: JSON.stringify({ ...sent, body }),
+          inbox: { ...templates.inbox, last_message: { ...templates.message, body } },
+        }),
+      });
+      await response.text();
+    };
+    return { ...(await timeMessages('bare ws', pool, p, send)), setup: `bare ws, no database: ${p.members.toLocaleString('en-US')} clients (the floor)`, parley: false };
+  } finally {
+    pool.close();
+  }
+}
+
+/** Messages one at a time, each timed from just before its send until every member has both events. */
+async function timeMessages(label: string, pool: ClientPool, p: Params, send: (seq: number) => Promise<void>): Promise<Row> {
+  const line = progress(`${label}: messages`);
+  const all: number[] = [];
+  let timeouts = 0;
+  pool.measure(COMPLETION);
+  for (let seq = 0; seq < p.warmupMessages + p.messages; seq++) {
+    if (seq === p.warmupMessages) pool.measure(COMPLETION);
+    const done = pool.completed(seq, 15_000);
+    const sentAt = nowMs();
+    await send(seq);
+    const lastAt = await done;
+    if (seq < p.warmupMessages) continue;
+    if (lastAt === null) timeouts++;
+    else all.push(lastAt - sentAt);
+    if (all.length % 20 === 0 && all.length > 0) line(`${all.length}/${p.messages}, p50 so far ${percentile(all, 50).toFixed(1)} ms`);
+    await sleep(5);
+  }
+  const latency = summarize(Histogram.of(all));
+  line(`all members: p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms${timeouts ? `, ${timeouts} timed out` : ''}`, true);
+  return { setup: label, parley: true, figures: { p50: percentile(all, 50), p99: percentile(all, 99), max: percentile(all, 100), timeouts }, latency };
+}
+
+// ── 3. reconnect storm ──
+
+async function storm(c: BenchCluster, p: Params): Promise<{ row: Row; note: string[] }> {
+  const nodes = c.nodes;
+  const victim = nodes.length - 1;
+  const survivors = nodes.filter((_, i) => i !== victim);
+  const ids = Array.from({ length: p.stormSockets }, (_, i) => STORM_FIRST_USER + i);
+  await createUsers(survivors, STORM_FIRST_USER, p.stormSockets, 'storm setup');
+  const groupOf = (i: number) => Math.floor(i / p.groupSize);
+  const groupIds: number[] = [];
+  for (let g = 0; g * p.groupSize < ids.length; g++) {
+    const members = ids.slice(g * p.groupSize, (g + 1) * p.groupSize);
+    groupIds.push(await createGroup(survivors[g % survivors.length]!, members[0]!, members.slice(1), `Storm group ${g}`));
+  }
+  const tokens = await Promise.all(ids.map((id) => nodes[0]!.token(id)));
+  const line = progress('storm clients');
+  const { pool, connected, failed, errors } = await StormClients.connect(
+    nodes.map((node) => ({ wsUrl: node.wsUrl, api: node.api })),
+    ids.map((userId, i) => ({ userId, token: tokens[i]!, groupId: groupIds[groupOf(i)]!, home: victim })),
+    p.workers,
+  );
+  try {
+    if (failed > 0) throw new Error(`${failed} storm clients could not connect: ${errors.join('; ')}`);
+    line(`${connected.toLocaleString('en-US')} connected to node ${victim + 1}, each with a sync cursor`, true);
+    // What the clients must find in their sync: a message in every group, after their cursors were taken.
+    for (let g = 0; g < groupIds.length; g++) {
+      const r = await survivors[g % survivors.length]!.request(ids[g * p.groupSize]!, 'POST', `/conversations/${groupIds[g]}/messages`, { body: `Before the storm ${g}` });
+      if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    await sleep(1000);
+    const rssBefore = survivors.map((node) => rssBytes(node.pid));
+    const peak = [...rssBefore];
+    const sampler = setInterval(() => survivors.forEach((node, i) => (peak[i] = Math.max(peak[i]!, rssBytes(node.pid)))), 20);
+    const cpu = survivors.map((node) => cpuSeconds(node.pid));
+    const killedAt = nowMs();
+    nodes[victim]!.kill();
+    let r = await pool.report();
+    const deadline = killedAt + 120_000;
+    while (r.synced < connected && nowMs() < deadline) {
+      await sleep(250);
+      r = await pool.report();
+      line(`${((nowMs() - killedAt) / 1000).toFixed(1)} s: ${r.resubscribed.toLocaleString('en-US')} resubscribed, ${r.synced.toLocaleString('en-US')} synced`);
+    }
+    clearInterval(sampler);
+    const stormSeconds = (nowMs() - killedAt) / 1000;
+    const survivorsCpu = survivors.reduce((s, node, i) => s + cpuSeconds(node.pid) - cpu[i]!, 0) / stormSeconds;
+    const synced = (r.lastSyncedAt - killedAt) / 1000;
+    const resubscribed = (r.lastResubscribedAt - killedAt) / 1000;
+    line(`all ${r.synced.toLocaleString('en-US')} synced ${synced.toFixed(2)} s after the kill (resubscribed after ${resubscribed.toFixed(2)} s), ${r.serverErrors} 5xx`, true);
+    const note: string[] = [];
+    if (r.synced < connected) note.push(`Reconnect storm: only ${r.synced} of ${connected} clients had caught up 120 s after the kill.`);
+    if (r.missingMessage > 0) note.push(`Reconnect storm: ${r.missingMessage} clients' sync lacked the message posted to their group before the kill.`);
+    if (r.retries > 0) note.push(`Reconnect storm: ${r.retries} reconnect attempts failed and were tried again (${r.errors.join('; ')}).`);
+    const mib = (b: number) => b / 2 ** 20;
+    note.push(
+      `Reconnect storm: the surviving nodes' resident memory went from ${rssBefore.map((b) => mib(b).toFixed(0)).join(' and ')} MiB to a peak of ${peak.map((b) => mib(b).toFixed(0)).join(' and ')} MiB; ` +
+        `they used ${survivorsCpu.toFixed(2)} cores together while taking the clients over; the catching-up syncs returned ${r.changes.toLocaleString('en-US')} changes.`,
+    );
+    return {
+      row: {
+        setup: `reconnect storm: node ${victim + 1} with ${connected.toLocaleString('en-US')} sockets killed`,
+        parley: true,
+        figures: {
+          resubscribedSeconds: r.synced < connected ? NaN : resubscribed,
+          syncedSeconds: r.synced < connected ? NaN : synced,
+          serverErrors: r.serverErrors,
+          peakRssMiB: Math.max(...peak.map(mib)),
+          rssGrowthMiB: Math.max(...peak.map((b, i) => mib(b - rssBefore[i]!))),
+          nodesCpu: survivorsCpu,
+        },
+      },
+      note,
+    };
+  } finally {
+    pool.close();
+  }
+}
+
+// ── report ──
+
+/** A target of none at all (a count that must be zero). */
+function none(label: string, count: number): Goal {
+  return { label, target: '0', actual: String(count), score: count === 0 ? 1 : 0, met: count === 0 };
+}
+
+function report(p: Params, redis: BenchRedis, { rows, perNode, notes: measured }: Measured, smoke: boolean): BenchmarkReport {
+  const one = rows.find((r) => r.setup.startsWith('1 node'));
+  const many = rows.find((r) => r.setup.startsWith(`${NODES} nodes`));
+  const big = rows.find((r) => r.setup.includes('a group of'));
+  const floor = rows.find((r) => r.setup.includes('(the floor)'));
+  const stormRow = rows.find((r) => r.setup.startsWith('reconnect storm'));
+  const f = (r: Row | undefined, key: string) => r?.figures[key] ?? NaN;
+  const notes = [`The nodes share ${redis.label}; each node is a process of its own (node src/main.ts) on one PostgreSQL database.`];
+  if (perNode.length > 0) {
+    notes.push(
+      `Per node at ${NODES} nodes (best round): cross-node efficiency ${perNode.map((x) => x.efficiency.toFixed(3)).join(', ')}; CPU per delivery ${perNode.map((x) => `${x.usPerDelivery.toFixed(1)} µs`).join(', ')}; deliveries ${perNode.map((x) => x.deliveries.toLocaleString('en-US')).join(', ')}.`,
+    );
+  }
+  for (const r of [one, many]) {
+    if (r && r.figures.lost! > 0) notes.push(`${r.setup}: ${r.figures.lost} deliveries missing after the drain.`);
+    if (r && r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during its best round, so its figures are lower than on a quiet machine.`);
+  }
+  for (const r of [big, floor]) if (r && r.figures.timeouts! > 0) notes.push(`${r.setup}: ${r.figures.timeouts} messages did not reach every member within 15 s.`);
+  notes.push(...measured);
+  const members = p.members.toLocaleString('en-US');
+  return {
+    benchmark: 'cluster',
+    title: `Cluster: ${NODES} Parley nodes on one database and ${redis.label}`,
+    smoke,
+    parameters: {
+      nodes: `1, then ${NODES} (processes of their own), on ${redis.label}`,
+      groups: `${p.clients.toLocaleString('en-US')} clients in ${p.clients / p.groupSize} groups of ${p.groupSize}, client u on node u mod ${NODES}; each on its group's channel and its own`,
+      'group message': `MessageSent to the group's channel and InboxUpdated to its ${p.groupSize} members' channels (Pusher HTTP API, the nodes in turn): ${2 * p.groupSize} deliveries`,
+      'throughput phase': `${p.throughputSeconds} s, ${p.inFlight} messages in flight; ${p.rounds} round(s), the setups taking turns, each setup's best shown`,
+      'large group': `${members} members spread over the ${NODES} nodes, both channels authorized through /broadcasting/auth; ${p.messages} messages (after ${p.warmupMessages}) one at a time, posted to the nodes in turn`,
+      'reconnect storm': `${p.stormSockets.toLocaleString('en-US')} chat clients (groups of ${p.groupSize}) on node ${NODES}, killed with SIGKILL; the clients reconnect at once to the other nodes, subscribe both channels and GET /sync from their cursor`,
+      'client processes': `${NODES} (groups), ${p.workers} (large group, storm)`,
+    },
+    columns: [
+      { key: 'deliveriesPerSecond', label: 'deliveries/s' },
+      { key: 'nodesCpu', label: 'nodes CPU' },
+      { key: 'usPerDelivery', label: 'nodes µs/delivery' },
+      { key: 'maxNodeUsPerDelivery', label: 'max node µs/delivery' },
+      { key: 'redisCpu', label: 'Redis CPU' },
+      { key: 'efficiency', label: 'cross-node efficiency (min node)' },
+      { key: 'p50', label: 'p50 ms' },
+      { key: 'p99', label: 'p99 ms' },
+      { key: 'resubscribedSeconds', label: 'all resubscribed s' },
+      { key: 'syncedSeconds', label: 'all synced s' },
+      { key: 'serverErrors', label: '5xx' },
+      { key: 'peakRssMiB', label: 'survivor peak RSS MiB' },
+      { key: 'otherCpu', label: 'other CPU' },
+    ],
+    rows,
+    comparisons: [
+      { label: `deliveries/s, ${NODES} nodes / 1 node`, value: f(many, 'deliveriesPerSecond') / f(one, 'deliveriesPerSecond') },
+      { label: `nodes' CPU per delivery, ${NODES} nodes / 1 node`, value: f(many, 'usPerDelivery') / f(one, 'usPerDelivery') },
+      { label: `busiest node's CPU per delivery, ${NODES} nodes / 1 node`, value: f(many, 'maxNodeUsPerDelivery') / f(one, 'maxNodeUsPerDelivery') },
+      { label: `group of ${members}: p99, Parley / the bare ws floor`, value: f(big, 'p99') / f(floor, 'p99') },
+      { label: `group of ${members}: p50, Parley / the bare ws floor`, value: f(big, 'p50') / f(floor, 'p50') },
+    ].filter((c) => Number.isFinite(c.value)),
+    targets: [
+      ...(many ? [goal(`cross-node efficiency at ${NODES} nodes (the least efficient node)`, '≥ 0.95', f(many, 'efficiency'), 0.95, 'at least')] : []),
+      ...(one && many ? [goal(`nodes' CPU per delivery does not grow with the node count (${NODES} nodes / 1 node)`, '≤ 1.00×', f(many, 'usPerDelivery') / f(one, 'usPerDelivery'), 1, 'at most', '×')] : []),
+      ...(big && floor ? [goal(`group of ${members}: p99 until every member has both events, Parley / the floor`, '≤ 1.2×', f(big, 'p99') / f(floor, 'p99'), 1.2, 'at most', '×')] : []),
+      ...(stormRow ? [goal(`reconnect storm: ${p.stormSockets.toLocaleString('en-US')} sockets resubscribed and synced after their node was killed`, '≤ 10 s', f(stormRow, 'syncedSeconds'), 10, 'at most', ' s')] : []),
+      ...(stormRow ? [none('reconnect storm: 5xx answers while the clients move', f(stormRow, 'serverErrors'))] : []),
+    ],
+    notes,
+    charts: {
+      bars: [
+        {
+          file: 'cluster-throughput.svg',
+          title: `Group messages: deliveries per second, 1 node and ${NODES} nodes (${p.clients.toLocaleString('en-US')} clients)`,
+          unit: 'deliveries/s',
+          bars: [one, many].filter((r): r is Row => r !== undefined).map((r) => ({ label: r.setup, value: r.figures.deliveriesPerSecond!, highlight: r === many })),
+        },
+      ],
+      latency: big && floor
+        ? [
+            {
+              file: 'cluster-large-group.svg',
+              title: `A group of ${members} on ${NODES} nodes: POST → every member has MessageSent and InboxUpdated`,
+              series: [big, floor].map((r) => ({ label: r.setup, curve: r.latency!.curve })),
+            },
+          ]
+        : [],
+    },
+  };
+}

@@ -1,0 +1,70 @@
+// Parley as a scaled-out deployment for the cluster benchmark: N node processes (testkit/cluster.ts) on one fresh
+// PostgreSQL database and one Redis, with the benchmarks' environment (rate limits off), and what the benchmark
+// reads of them from outside: each node's cross-node counters on /metrics, and the Redis server processes' ids
+// (for their CPU).
+import { spawnSync } from 'node:child_process';
+import { Cluster } from '../../testkit/cluster.js';
+import type { ParleyNode } from '../../testkit/parley-node.js';
+import { backendPids } from '../../testkit/postgres.js';
+import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
+import { BENCH_ADMIN_DATABASE_URL, BENCH_ENV } from './targets.js';
+
+/** The Redis the nodes share: the machine's single Redis (REDIS_URL). */
+export interface BenchRedis {
+  /** As printed in the report. */
+  readonly label: string;
+  /** The nodes' Redis settings. */
+  readonly env: Record<string, string>;
+  /** The redis-server processes (for their CPU). */
+  readonly pids: readonly number[];
+  close(): Promise<void>;
+}
+
+/** The machine's Redis at MACHINE_REDIS_URL (the nodes share it under a key prefix of their cluster's own). */
+export function machineRedis(): BenchRedis {
+  const url = new URL(MACHINE_REDIS_URL);
+  const pid = redisPid(Number(url.port || 6379));
+  return { label: 'one Redis (REDIS_URL)', env: { REDIS_URL: MACHINE_REDIS_URL }, pids: pid === null ? [] : [pid], close: async () => {} };
+}
+
+/** The process id of the redis-server on a port of this machine (INFO server), null when it does not say. */
+export function redisPid(port: number): number | null {
+  const info = spawnSync('redis-cli', ['-p', String(port), 'info', 'server'], { encoding: 'utf8', timeout: 2_000 }).stdout ?? '';
+  const match = /^process_id:(\d+)/m.exec(info);
+  return match ? Number(match[1]) : null;
+}
+
+export interface BenchCluster {
+  readonly nodes: readonly ParleyNode[];
+  /** The PostgreSQL backends serving the nodes right now. */
+  databasePids(): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(nodes: number, redis: BenchRedis): Promise<BenchCluster> {
+  const cluster = await Cluster.start({ nodes, adminDatabaseUrl: BENCH_ADMIN_DATABASE_URL, env: { ...BENCH_ENV, ...redis.env } });
+  const database = new URL(cluster.databaseUrl).pathname.slice(1);
+  return {
+    nodes: cluster.nodes,
+    databasePids: () => backendPids(database, BENCH_ADMIN_DATABASE_URL),
+    close: () => cluster.close(),
+  };
+}
+
+/** A node's cross-node counters (docs/deployment.md, Metrics). */
+export interface CrossNodeCounters {
+  /** Channel messages it received from the other nodes through Redis. */
+  readonly received: number;
+  /** Of those, the ones it wrote to at least one of its sockets. */
+  readonly delivered: number;
+}
+
+export async function crossNodeCounters(node: ParleyNode): Promise<CrossNodeCounters> {
+  const text = await (await fetch(`${node.baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const value = (name: string) => {
+    const match = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
+    if (match === null) throw new Error(`${node.name}'s /metrics has no ${name} (is the node on Redis?)`);
+    return Number(match[1]);
+  };
+  return { received: value('parley_cluster_channel_messages_received_total'), delivered: value('parley_cluster_channel_messages_delivered_total') };
+}
