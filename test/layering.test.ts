@@ -7,6 +7,8 @@
 //                                     as it ran; shared SQL lives in repeatable definitions, store/functions);
 //   bench                             reaches src only through its public entry points (PUBLIC_ENTRY_POINTS),
 //                                     and no benchmark or bench/lib module imports the runner bench/run.ts.
+//   packages/client                   the SDK imports nothing outside its own folder (it ships alone; its types
+//                                     are generated into it by scripts/client-types.ts).
 // The web client's own structure is kept by test/web/structure.test.ts.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -88,6 +90,7 @@ function brokenRule(i: Import): string | null {
   if ((i.from.startsWith('bench/') || i.from.startsWith('testkit/')) && i.to.startsWith('src/') && !PUBLIC_ENTRY_POINTS.includes(i.to)) {
     return `bench reaches src only through ${PUBLIC_ENTRY_POINTS.join(', ')}${i.from.startsWith('testkit/') ? ' (this testkit module is one bench uses)' : ''}`;
   }
+  if (i.from.startsWith('packages/client/') && !i.to.startsWith('packages/client/')) return 'the client package imports nothing outside packages/client';
   if (i.from.startsWith('bench/') && i.from !== 'bench/run.ts' && i.to === 'bench/run.ts') return 'only the runner imports the benchmarks, never the other way (bench/lib/benchmark.ts holds what they share)';
   return null;
 }
@@ -112,11 +115,12 @@ function testkitOfBench(): Set<string> {
 
 describe('server layering (issue 28)', () => {
   const usedByBench = testkitOfBench();
-  const all = [...imports('src', 'bench'), ...imports('testkit').filter((i) => usedByBench.has(i.from))];
+  const all = [...imports('src', 'bench', 'packages/client/src'), ...imports('testkit').filter((i) => usedByBench.has(i.from))];
 
   test('the imports are read (sanity: src/main.ts imports something of src, bench/run.ts a benchmark)', () => {
     assert.ok(all.some((i) => i.from === 'src/main.ts' && i.to.startsWith('src/')), 'no import read from src/main.ts');
     assert.ok(all.some((i) => i.from === 'bench/run.ts' && i.to.startsWith('bench/benchmarks/')), 'no import read from bench/run.ts');
+    assert.ok(all.some((i) => i.from === 'packages/client/src/index.ts'), 'no import read from packages/client/src/index.ts');
   });
 
   test('no import breaks a layering rule, beyond the known ones listed', (t) => {

@@ -1,0 +1,305 @@
+// ParleyClient: the HTTP API with the bearer token, the user's socket, and the catch-up over GET /sync that
+// makes at-most-once socket delivery whole (docs/events.md, "Delivery guarantee and catching up"). After a
+// reconnect it syncs before it is live again; while it syncs, live events wait, and the ledger drops any change a
+// handler has seen already, so each handler sees each change once, in order.
+import { isNetworkError, ParleyError } from './errors.js';
+import { Emitter, conversationOf, type EventHandler, type EventMeta, type ParleyEventName } from './events.js';
+import type { SyncChange, SyncPage } from './generated/contract.js';
+import { Http, type RequestOptions, type TokenSource } from './http.js';
+import { userIdOfToken } from './ids.js';
+import { ChangeLedger } from './ledger.js';
+import { createPusher, type PusherClient, type SocketOptions } from './realtime.js';
+import { conversationsApi, messagesApi } from './resources.js';
+
+export interface ParleyClientOptions extends SocketOptions {
+  /** The server's origin, e.g. http://localhost:8080 (the API is below /api/chat/v1). */
+  baseUrl: string;
+  /** A user token, or a function giving one: called once, and again after a 401 (token refresh). */
+  token: TokenSource;
+  /** Default: the token's `sub`. */
+  userId?: number;
+  /** Where GET /sync starts (a cursor kept from an earlier run); default: the inbox's, or now at connect. */
+  cursor?: string;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * `disconnected`: not connected (before connect, after disconnect). `connecting`: the socket is opening or
+ * reopening. `syncing`: connected, catching up over GET /sync. `live`: caught up, events arrive as they happen.
+ */
+export type ConnectionState = 'disconnected' | 'connecting' | 'syncing' | 'live';
+
+/** Live changes waiting for their copy from a sync before the client syncs by itself to confirm them. */
+const CHECKPOINT_AFTER = 200;
+const RETRY_SYNC_MS = 2_000;
+const userChannel = (id: number) => `private-chat.user.${id}`;
+const conversationChannel = (id: number) => `private-chat.conversation.${id}`;
+
+export class ParleyClient {
+  readonly conversations;
+  readonly messages;
+  private readonly http: Http;
+  private readonly emitter = new Emitter();
+  private readonly ledger = new ChangeLedger();
+  private readonly stateListeners = new Set<(state: ConnectionState) => void>();
+  private readonly resetListeners = new Set<(error: ParleyError) => void>();
+  private pusher: PusherClient | null = null;
+  private _state: ConnectionState = 'disconnected';
+  private _cursor: string | null;
+  private _userId: number | null;
+  /** Channel → subscribed now (pusher-js subscribes again by itself after a reconnect). */
+  private readonly channels = new Map<string, boolean>();
+  private readonly waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void }[]>();
+  private needsCatchUp = false;
+  private syncDepth = 0;
+  private buffer: { name: string; payload: unknown; channel: string }[] = [];
+  private syncChain: Promise<unknown> = Promise.resolve();
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly options: ParleyClientOptions) {
+    this.http = new Http(options.baseUrl.replace(/\/+$/, ''), options.token, options.fetch ?? ((input, init) => fetch(input, init)));
+    this._cursor = options.cursor ?? null;
+    this._userId = options.userId ?? null;
+    this.conversations = conversationsApi(this.http, (page, opts) => {
+      // The inbox's first page: its cursor is where a sync starts, if nothing else set one yet.
+      if (this._cursor === null && !opts.cursor && !opts.archived) this._cursor = page.meta.sync_cursor;
+    });
+    this.messages = messagesApi(this.http);
+  }
+
+  /** Where the client is: see ConnectionState. */
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  /** The change feed's position the next sync starts from (keep it to resume a later run without a gap). */
+  get cursor(): string | null {
+    return this._cursor;
+  }
+
+  /** The signed-in user's id (known once connected, or from the options). */
+  get userId(): number | null {
+    return this._userId;
+  }
+
+  /** This connection's socket id, for X-Socket-ID (events.md: leave out the acting socket); null while not connected. */
+  get socketId(): string | null {
+    return this.pusher?.connection.socket_id ?? null;
+  }
+
+  /** Any call of docs/api.md: `path` below /api/chat/v1; same token, refresh and errors as the named methods. */
+  request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<T> {
+    return this.http.request<T>(method, path, options);
+  }
+
+  /** Calls `handler` for each `name` event, live or caught up; returns the function that stops it. */
+  on<N extends ParleyEventName>(name: N, handler: EventHandler<N>): () => void {
+    return this.emitter.on(name, handler as (payload: unknown, meta: EventMeta) => void);
+  }
+
+  /** Calls `listener` on each change of `state`; returns the function that stops it. */
+  onStateChange(listener: (state: ConnectionState) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => void this.stateListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` when the change feed cannot fill a gap (410 cursor_expired: offline longer than the server
+   * keeps changes). The client goes on from now; reload what you show (the inbox, open conversations).
+   */
+  onReset(listener: (error: ParleyError) => void): () => void {
+    this.resetListeners.add(listener);
+    return () => void this.resetListeners.delete(listener);
+  }
+
+  /** Opens the socket, subscribes the user's channel, catches up from the cursor; resolves once live. */
+  async connect(): Promise<void> {
+    if (this.pusher) return this.whenSubscribed(userChannel(this._userId!));
+    this._userId ??= userIdOfToken(await this.http.currentToken());
+    this.setState('connecting');
+    // Without a cursor the client starts from now: what happens from here on arrives live or from a sync.
+    this._cursor ??= (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
+    const pusher = (this.pusher = createPusher(this.http, this.options));
+    pusher.connection.bind('state_change', ({ current }: { current: string }) => this.onSocketState(current));
+    this.needsCatchUp = true;
+    const subscribed = this.subscribe(userChannel(this._userId));
+    await subscribed;
+    await this.whenLive();
+  }
+
+  /** Subscribes the conversation's channel (its events then arrive live), then catches up. */
+  async watch(conversationId: number): Promise<void> {
+    if (!this.pusher) throw new Error('connect() first');
+    const name = conversationChannel(conversationId);
+    if (this.channels.has(name)) return this.whenSubscribed(name);
+    await this.subscribe(name);
+    if (this._state === 'live') await this.sync();
+  }
+
+  /** Stops the conversation's live events (its changes still come with the next sync). */
+  unwatch(conversationId: number): void {
+    const name = conversationChannel(conversationId);
+    if (!this.channels.delete(name)) return;
+    this.pusher?.unsubscribe(name);
+  }
+
+  /**
+   * GET /sync from the cursor until has_more is false: every change missed live goes through the same handlers
+   * (meta.source 'sync'), none a handler has seen already. Live events wait meanwhile. Resolves the number of
+   * changes delivered.
+   */
+  sync(): Promise<number> {
+    const run = this.syncChain.then(() => this.runSync());
+    this.syncChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Closes the socket; handlers stay registered, and connect() opens it again (from the same cursor). */
+  disconnect(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const pusher = this.pusher;
+    this.pusher = null;
+    this.channels.clear();
+    for (const [, waiters] of this.waiting) for (const w of waiters) w.reject(new Error('disconnected'));
+    this.waiting.clear();
+    pusher?.disconnect();
+    this.setState('disconnected');
+  }
+
+  private async runSync(): Promise<number> {
+    const startedAt = Date.now();
+    this.syncDepth++;
+    let delivered = 0;
+    try {
+      this._cursor ??= (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
+      for (;;) {
+        let page: { data: SyncPage };
+        try {
+          page = await this.http.request<{ data: SyncPage }>('GET', '/sync', { query: { since: this._cursor } });
+        } catch (err) {
+          if (!(err instanceof ParleyError && err.status === 410)) throw err;
+          this._cursor = (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
+          for (const listener of [...this.resetListeners]) listener(err);
+          return delivered;
+        }
+        for (const change of page.data.changes) if (this.deliverSynced(change)) delivered++;
+        this._cursor = page.data.cursor;
+        if (!page.data.has_more) break;
+      }
+      this.ledger.syncDone(startedAt);
+      return delivered;
+    } finally {
+      if (--this.syncDepth === 0) this.flushBuffer();
+    }
+  }
+
+  private deliverSynced(change: SyncChange): boolean {
+    if (!this.ledger.acceptSynced(change.type, change.data)) return false;
+    this.emitter.emit(change.type, change.data, { source: 'sync', channel: null, conversationId: change.conversation_id, at: change.at });
+    return true;
+  }
+
+  private onLive(name: string, payload: unknown, channel: string): void {
+    if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) return;
+    if (this._state !== 'live' || this.syncDepth > 0) {
+      this.buffer.push({ name, payload, channel });
+      return;
+    }
+    this.deliverLive(name, payload, channel);
+  }
+
+  private deliverLive(name: string, payload: unknown, channel: string): void {
+    if (!this.ledger.acceptLive(name, payload)) return;
+    this.emitter.emit(name, payload, { source: 'live', channel, conversationId: conversationOf(name, payload), at: null });
+    if (this.ledger.waitingLive >= CHECKPOINT_AFTER && this.syncDepth === 0) void this.sync().catch(() => undefined);
+  }
+
+  private flushBuffer(): void {
+    if (this._state !== 'live' && this._state !== 'syncing') return;
+    const buffered = this.buffer;
+    this.buffer = [];
+    for (const { name, payload, channel } of buffered) this.deliverLive(name, payload, channel);
+  }
+
+  private subscribe(name: string): Promise<void> {
+    const channel = this.pusher!.subscribe(name);
+    this.channels.set(name, false);
+    channel.bind_global((event: string, data: unknown) => this.onLive(event, data, name));
+    channel.bind('pusher:subscription_succeeded', () => {
+      if (!this.channels.has(name)) return;
+      this.channels.set(name, true);
+      for (const w of this.waiting.get(name)?.splice(0) ?? []) w.resolve();
+      this.maybeCatchUp();
+    });
+    channel.bind('pusher:subscription_error', (error: { status?: number; error?: string }) => {
+      this.channels.delete(name);
+      this.pusher?.unsubscribe(name);
+      const err = new ParleyError(error?.status ?? 0, 'subscription_failed', `Subscribing ${name} failed: ${error?.error ?? 'refused'}`);
+      for (const w of this.waiting.get(name)?.splice(0) ?? []) w.reject(err);
+    });
+    return this.whenSubscribed(name);
+  }
+
+  private whenSubscribed(name: string): Promise<void> {
+    if (this.channels.get(name)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const list = this.waiting.get(name) ?? [];
+      list.push({ resolve, reject });
+      this.waiting.set(name, list);
+    });
+  }
+
+  private whenLive(): Promise<void> {
+    if (this._state === 'live') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const off = this.onStateChange((state) => {
+        if (state === 'live') resolve();
+        else if (state === 'disconnected') reject(new Error('disconnected before the client was live'));
+        else return;
+        off();
+      });
+    });
+  }
+
+  private onSocketState(current: string): void {
+    if (!this.pusher) return;
+    if (current === 'connected') return this.maybeCatchUp();
+    // The socket is gone: every channel must be subscribed again, and what was missed meanwhile caught up.
+    for (const name of this.channels.keys()) this.channels.set(name, false);
+    this.needsCatchUp = true;
+    this.setState('connecting');
+  }
+
+  /** Once the socket is back and every channel subscribed again: sync, then live. */
+  private maybeCatchUp(): void {
+    if (!this.needsCatchUp || this.pusher?.connection.state !== 'connected') return;
+    if ([...this.channels.values()].some((subscribed) => !subscribed)) return;
+    this.needsCatchUp = false;
+    this.setState('syncing');
+    this.sync().then(
+      () => {
+        if (this._state === 'syncing' && !this.needsCatchUp) {
+          this.setState('live');
+          this.flushBuffer();
+        }
+      },
+      (err: unknown) => {
+        // No answer or a server error: try again shortly, still not live.
+        if (!isNetworkError(err) && !(err instanceof ParleyError && err.status >= 500)) {
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+        this.needsCatchUp = true;
+        this.retryTimer = setTimeout(() => this.maybeCatchUp(), RETRY_SYNC_MS);
+      },
+    );
+  }
+
+  private setState(state: ConnectionState): void {
+    if (this._state === state) return;
+    this._state = state;
+    for (const listener of [...this.stateListeners]) listener(state);
+  }
+}

@@ -1,0 +1,85 @@
+// The HTTP half: JSON calls to /api/chat/v1 with the bearer token. A 401 asks a token function for a fresh token
+// and tries once more; an error answer becomes a ParleyError.
+import { ParleyError } from './errors.js';
+
+export type TokenSource = string | (() => string | Promise<string>);
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  /** A plain object is sent as JSON; FormData, Blob and other bodies as they are. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export const API_PATH = '/api/chat/v1';
+
+export class Http {
+  private token: Promise<string> | null = null;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly tokenSource: TokenSource,
+    private readonly fetchImpl: typeof fetch,
+  ) {}
+
+  /** The current token (asked for once, then again only after a 401). */
+  currentToken(): Promise<string> {
+    this.token ??= Promise.resolve(typeof this.tokenSource === 'function' ? this.tokenSource() : this.tokenSource);
+    return this.token;
+  }
+
+  /** `path` below /api/chat/v1 (e.g. `/conversations`); resolves the parsed JSON body (undefined for 204). */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const used = await this.currentToken();
+    let response = await this.send(method, path, options, used);
+    if (response.status === 401 && typeof this.tokenSource === 'function') {
+      // Another call may have refreshed already: only ask again if the token that failed is still current.
+      if ((await this.currentToken()) === used) this.token = null;
+      response = await this.send(method, path, options, await this.currentToken());
+    }
+    return read<T>(response);
+  }
+
+  private async send(method: string, path: string, options: RequestOptions, token: string): Promise<Response> {
+    const { body } = options;
+    const json = body !== undefined && body !== null && Object.getPrototypeOf(body) === Object.prototype;
+    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${token}`, ...options.headers };
+    if (json) headers['Content-Type'] = 'application/json';
+    try {
+      return await this.fetchImpl(this.url(path, options.query), {
+        method,
+        headers,
+        body: json ? JSON.stringify(body) : (body as BodyInit | undefined),
+        signal: options.signal,
+      });
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      throw new ParleyError(0, 'network_error', `${method} ${path}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
+    }
+  }
+
+  url(path: string, query?: Query): string {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined && value !== null) params.set(key, String(value));
+    const search = params.toString();
+    return `${this.baseUrl}${API_PATH}${path}${search ? `?${search}` : ''}`;
+  }
+}
+
+async function read<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (response.ok) return parsed as T;
+  const error = (parsed ?? {}) as { message?: string; code?: string; errors?: Record<string, string[]> };
+  const retryAfter = Number(response.headers.get('Retry-After') ?? NaN);
+  throw new ParleyError(response.status, error.code ?? 'http_error', error.message ?? `HTTP ${response.status}`, error.errors, {
+    retryAfter: Number.isFinite(retryAfter) ? retryAfter : undefined,
+  });
+}

@@ -1,0 +1,171 @@
+// ParleyClient's socket half against a real Parley over real WebSockets (pusher-js): connect subscribes the
+// user's channel with the bearer token, `on` gets every event by its broadcast name, watch subscribes a
+// conversation, sync catches up over GET /sync, and after a dropped socket the client catches up by itself
+// before it is live again, each handler getting each missed change exactly once, in order.
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { after, afterEach, before, describe, test } from 'node:test';
+import type { ConnectionState, EventMeta, ParleyClient } from '../../packages/client/src/index.js';
+import type { TestApp } from '../support/app.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { clientOf, disconnectClients, eventually, startClientTestApp } from './helpers.js';
+
+/** Every message change a client's handlers got: `MessageSent 12`, `MessageUpdated 12 (body)`, `MessageDeleted 12`. */
+function recordMessageChanges(client: ParleyClient): { seen: string[]; sources: string[] } {
+  const seen: string[] = [];
+  const sources: string[] = [];
+  const note = (line: string, meta: EventMeta) => {
+    seen.push(line);
+    sources.push(`${line}: ${meta.source}`);
+  };
+  client.on('MessageSent', (m, meta) => note(`MessageSent ${m.id} ${m.body}`, meta));
+  client.on('MessageUpdated', (m, meta) => note(`MessageUpdated ${m.id} ${m.body}`, meta));
+  client.on('MessageDeleted', (m, meta) => note(`MessageDeleted ${m.id}`, meta));
+  return { seen, sources };
+}
+
+describe('@parley/client: socket, events and catch-up', () => {
+  let app: TestApp;
+  let proxy: TcpProxy | null = null;
+  before(async () => {
+    app = await startClientTestApp();
+  });
+  afterEach(async () => {
+    disconnectClients();
+    await proxy?.close();
+    proxy = null;
+  });
+  after(() => app?.close());
+
+  test('connect subscribes the user channel; on() gets live events with typed payloads; off stops them; disconnect', async () => {
+    const alice = await clientOf(app, 1);
+    const bob = await clientOf(app, 2);
+    const states: ConnectionState[] = [];
+    bob.onStateChange((s) => states.push(s));
+    await bob.connect();
+    assert.equal(bob.state, 'live');
+    assert.deepEqual(states, ['connecting', 'syncing', 'live']);
+    assert.equal(bob.userId, 2);
+    assert.match(bob.socketId ?? '', /^\d+\.\d+$/);
+
+    const inbox: number[] = [];
+    const off = bob.on('InboxUpdated', (conversation, meta) => {
+      assert.equal(meta.source, 'live');
+      assert.equal(meta.channel, 'private-chat.user.2');
+      inbox.push(conversation.id);
+    });
+    const { id } = await alice.conversations.openDirect(2);
+    await alice.messages.send(id, { body: 'hello' });
+    await eventually(() => assert.deepEqual(inbox, [id, id]));
+    off();
+    await alice.messages.send(id, { body: 'unheard' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(inbox, [id, id], 'off() stopped the handler');
+
+    bob.disconnect();
+    assert.equal(bob.state, 'disconnected');
+    assert.equal(bob.socketId, null);
+  });
+
+  test('watch subscribes the conversation channel: its events arrive live', async () => {
+    const alice = await clientOf(app, 1);
+    const bob = await clientOf(app, 2);
+    const { id } = await alice.conversations.openDirect(2);
+    await bob.connect();
+    const { seen, sources } = recordMessageChanges(bob);
+    const typing: boolean[] = [];
+    bob.on('UserTyping', (t) => typing.push(t.is_typing));
+    await bob.watch(id);
+    const m = await alice.messages.send(id, { body: 'live' });
+    await alice.messages.edit(m.id, 'live, edited');
+    await alice.messages.delete(m.id);
+    await alice.request('POST', `/conversations/${id}/typing`, { body: { is_typing: true } });
+    await eventually(() => assert.deepEqual(seen, [`MessageSent ${m.id} live`, `MessageUpdated ${m.id} live, edited`, `MessageDeleted ${m.id}`]));
+    assert.ok(sources.every((s) => s.endsWith(': live')));
+    await eventually(() => assert.deepEqual(typing, [true]));
+  });
+
+  test('sync delivers what happened on channels not watched, through the same handlers, once', async () => {
+    const alice = await clientOf(app, 1);
+    const carol = await clientOf(app, 3);
+    const { id } = await alice.conversations.openDirect(3);
+    await carol.connect();
+    const { seen, sources } = recordMessageChanges(carol);
+    const m = await alice.messages.send(id, { body: 'while carol looks elsewhere' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(seen, [], 'not watched: not live');
+    // The InboxUpdated of the send came live on her own channel, and the feed's is the same state: not again.
+    assert.equal(await carol.sync(), 1, 'one change delivered: the MessageSent');
+    assert.deepEqual(seen, [`MessageSent ${m.id} while carol looks elsewhere`]);
+    assert.deepEqual(sources, [`MessageSent ${m.id} while carol looks elsewhere: sync`]);
+    assert.equal(await carol.sync(), 0, 'nothing again');
+  });
+
+  test('a token function is asked again after a 401, and the call is retried once with the new token', async () => {
+    const expired = await new SignJWT({ name: 'Bob' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('2')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(new TextEncoder().encode(app.config.jwtSecret));
+    const fresh = await app.token(2, 'Bob');
+    const handed: string[] = [];
+    const bob = await clientOf(app, 2, {
+      token: async () => {
+        const token = handed.length === 0 ? expired : fresh;
+        handed.push(token);
+        return token;
+      },
+    });
+    await bob.connect();
+    assert.deepEqual(handed, [expired, fresh], 'asked once, and once more after the 401');
+    assert.equal(bob.state, 'live');
+    await bob.conversations.list();
+    assert.equal(handed.length, 2, 'the fresh token is kept');
+  });
+
+  test('a dropped socket: messages, edits and deletes sent meanwhile reach each handler once, in order, before the client is live again', async () => {
+    proxy = await startTcpProxy(app.port);
+    const alice = await clientOf(app, 1);
+    const bob = await clientOf(app, 2, { wsHost: '127.0.0.1', wsPort: proxy.port });
+    const { id } = await alice.conversations.openDirect(2);
+    await bob.connect();
+    await bob.watch(id);
+    const { seen, sources } = recordMessageChanges(bob);
+    const states: ConnectionState[] = [];
+    bob.onStateChange((s) => states.push(s));
+
+    const m1 = await alice.messages.send(id, { body: 'm1' });
+    await eventually(() => assert.equal(seen.length, 1));
+
+    proxy.drop();
+    await eventually(() => assert.equal(bob.state, 'connecting'));
+    const m2 = await alice.messages.send(id, { body: 'm2' });
+    const m3 = await alice.messages.send(id, { body: 'm3' });
+    await alice.messages.edit(m1.id, 'm1 edited');
+    await alice.messages.delete(m2.id);
+    await alice.messages.edit(m3.id, 'm3 edited');
+    assert.equal(seen.length, 1, 'nothing arrives while the network is down');
+
+    proxy.restore();
+    await eventually(() => assert.equal(bob.state, 'live'), 20_000);
+    assert.deepEqual(states, ['connecting', 'syncing', 'live'], 'synced before it said live again');
+    const m4 = await alice.messages.send(id, { body: 'm4' });
+    await eventually(() => assert.equal(seen.length, 7));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(seen, [
+      `MessageSent ${m1.id} m1`,
+      `MessageSent ${m2.id} m2`,
+      `MessageSent ${m3.id} m3`,
+      `MessageUpdated ${m1.id} m1 edited`,
+      `MessageDeleted ${m2.id}`,
+      `MessageUpdated ${m3.id} m3 edited`,
+      `MessageSent ${m4.id} m4`,
+    ]);
+    assert.deepEqual(
+      sources.map((s) => s.split(': ')[1]),
+      ['live', 'sync', 'sync', 'sync', 'sync', 'sync', 'live'],
+      'm1 came live and was not repeated by the catch-up (whose cursor is older than m1)',
+    );
+  });
+});
