@@ -3,6 +3,7 @@
 // chosen; here each is forced on the same feed (members added, removed, blocks, sends, reads).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { readChanges } from '../../src/store/change-feed.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, group, newUsers, send } from '../http/helpers.js';
@@ -46,5 +47,52 @@ for (const database of DATABASES) {
         }
       }
     });
+  });
+}
+
+// Reading below the horizon (store/change-feed.ts) means a transaction that is still open holds back every change
+// committed after it began: /sync answers without them and its cursor stays before them. They are delayed, never
+// lost: once that transaction ends, the next sync from the same cursor has them, once.
+if (DATABASES.includes('postgres')) {
+  describe('change feed behind an open transaction (postgres)', () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startTestApp({ database: 'postgres' });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    for (const end of ['commit', 'rollback'] as const) {
+      test(`a change committed while an older transaction is open arrives once that transaction ends (${end})`, async () => {
+        const [alice, bob] = newUsers(2);
+        const pair = await direct(app, alice, bob);
+        const start = (await app.request(bob, 'GET', '/sync')).body.data.cursor as string;
+
+        const older = new pg.Client({ connectionString: app.config.databaseUrl! });
+        await older.connect();
+        try {
+          await older.query('begin');
+          await older.query('select pg_current_xact_id()'); // takes a transaction id: the horizon stops here
+          const sent = (await send(app, alice, pair, 'held back')).id as number;
+
+          const held = (await app.request(bob, 'GET', `/sync?since=${start}`)).body.data;
+          assert.deepEqual(held.changes.filter((c: { type: string }) => c.type === 'MessageSent'), [], 'not yet: an older transaction is open');
+          assert.equal(held.has_more, false);
+
+          await older.query(end);
+          const changes: { type: string; data: { id: number } }[] = [];
+          for (let cursor = held.cursor, more = true; more; ) {
+            const page = (await app.request(bob, 'GET', `/sync?since=${cursor}`)).body.data;
+            changes.push(...page.changes);
+            cursor = page.cursor;
+            more = page.has_more;
+          }
+          assert.deepEqual(changes.filter((c) => c.type === 'MessageSent').map((c) => c.data.id), [sent], 'the message, once');
+        } finally {
+          await older.end();
+        }
+      });
+    }
   });
 }
