@@ -1,6 +1,7 @@
 // PostgreSQL for tests and benchmarks: a fresh database on the machine's server for each app, cluster or
 // run (dropped afterwards), what the server tells about itself, and a server of a test's own (initdb in a
-// temporary directory) that a fault test may stop and start again.
+// temporary directory) that a fault test may stop and start again, with streaming replicas of it
+// (pg_basebackup -R) for the read-replica tests.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -89,7 +90,30 @@ export class PostgresServer {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
+  /** A new server of its own: initdb, then started. */
   static async start(): Promise<PostgresServer> {
+    const server = await PostgresServer.prepare();
+    await server.run('initdb', ['-D', join(server.dir, 'data'), '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], 60_000);
+    await server.start();
+    return server;
+  }
+
+  /**
+   * A streaming replica of this server (hot standby), started: pg_basebackup -R copies the data directory and
+   * writes the standby's connection to this one (primary_conninfo, standby.signal). initdb's defaults allow it:
+   * wal_level replica, 10 WAL senders, trust for replication connections from 127.0.0.1.
+   */
+  async startReplica(): Promise<PostgresServer> {
+    const replica = await PostgresServer.prepare();
+    const data = join(replica.dir, 'data');
+    rmSync(data, { recursive: true }); // pg_basebackup creates it (as the user it runs as)
+    await replica.run('pg_basebackup', ['-D', data, '-R', '-X', 'stream', '-c', 'fast', '-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '--no-sync'], 60_000);
+    await replica.start();
+    return replica;
+  }
+
+  /** A temporary directory (owned by the postgres user when we are root) on a free port, nothing started yet. */
+  private static async prepare(): Promise<PostgresServer> {
     const dir = mkdtempSync(join(tmpdir(), 'parley-pg-'));
     const server = new PostgresServer(await freePort(), dir);
     mkdirSync(join(dir, 'data'));
@@ -101,8 +125,6 @@ export class PostgresServer {
       chmodSync(dir, 0o755);
     }
     server.forget = atExit(server.stopNow);
-    await server.run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], 60_000);
-    await server.start();
     return server;
   }
 

@@ -27,7 +27,7 @@ export interface Chat {
   stop(): void;
 }
 
-export async function createChat(config: Config, { database, redis }: Stores, broadcaster: Broadcaster, notifications: Notifications, online: OnlineStatusTracker, logger: Logger): Promise<Chat> {
+export async function createChat(config: Config, { database, redis, replicas }: Stores, broadcaster: Broadcaster, notifications: Notifications, online: OnlineStatusTracker, logger: Logger): Promise<Chat> {
   const chat: ChatContext = {
     db: database.db,
     broadcaster,
@@ -38,6 +38,7 @@ export async function createChat(config: Config, { database, redis }: Stores, br
     notifications,
     blockedWords: blockedWords(config.limits.blockedWords),
     forgetUser: await shareForgetting(database.db, redis, logger.child({ component: 'known-users' })),
+    ...(replicas ? { replicas } : {}),
   };
   const typing = createTypingTracker(config.typingTimeoutMs, redis ? redisTypingLeases(redis) : memoryTypingLeases());
   const presence = createOnlineStatusService(online);

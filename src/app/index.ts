@@ -46,11 +46,12 @@ export interface App {
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const stores = await openStores(config, logger);
-  const { database, redis } = stores;
+  const { database, redis, replicas } = stores;
   const apps = await startPusherApps(config, redis, logger);
   const metrics = createMetrics({
     realtime: () => realtimeStats(apps),
     databasePool: () => database.poolStats(),
+    readReplicas: () => replicas?.stats() ?? null,
     redisUp: () => (redis ? redis.isReady() : null),
     clusterReceived: () => (redis ? (realtimeStats(apps)?.clusterReceived ?? null) : null),
     clusterDelivered: () => (redis ? (realtimeStats(apps)?.clusterDelivered ?? null) : null),
@@ -99,6 +100,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       pusherHttp?.close();
       await jobs.stop();
       await redis?.close();
+      await replicas?.close();
       await database.close();
     },
   };

@@ -4,6 +4,7 @@ import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../delivery/index.js';
 import type { DB } from '../store/database.js';
 import type { ForgetEverywhere } from '../store/known-users.js';
+import type { ReadReplicas } from '../store/read-replicas.js';
 import type { BlockedWords } from './blocked-words.js';
 import type { SendQueue } from './messages.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -21,6 +22,17 @@ export interface ChatContext {
   readonly blockedWords?: BlockedWords;
   /** Makes every node forget what it knew of a user (a ban, an erasure); this node only when absent. */
   readonly forgetUser?: ForgetEverywhere;
+  /** DATABASE_REPLICA_URLS: where the reads that tolerate lag go (lagTolerant); all on db when absent. */
+  readonly replicas?: ReadReplicas;
+}
+
+/**
+ * Runs a read that tolerates lag (history, threads, pins, search, user search, exports) for `userId` (null: the
+ * server's): on a read replica when one may serve it (store/read-replicas.ts: within the max lag, and not while
+ * the user's own write may be missing there), else on the primary. fn must only read.
+ */
+export function lagTolerant<T>(ctx: ChatContext, userId: number | null, fn: (db: DB) => Promise<T>): Promise<T> {
+  return ctx.replicas ? ctx.replicas.read(userId, fn) : fn(ctx.db);
 }
 
 /** Who is acting: the token's user, and the socket (X-Socket-ID) that must not receive the echo of its own action. */

@@ -2,7 +2,7 @@
 // user, written as it is read. Every part is read a page at a time (store/export.ts) and each page leaves as
 // JSON text before the next is read; the caller pulls (a Readable stream), so a slow client slows the reading
 // and memory stays flat whatever the number of messages.
-import type { DB } from '../store/database.js';
+import type { ReadOn } from '../store/read-replicas.js';
 import {
   blocksPage,
   conversationsPage,
@@ -51,30 +51,37 @@ const byId = <T>(page: (after: number) => Promise<T[]>, key: (row: T) => number,
 
 /**
  * The user's export as JSON text, in pieces: throws a 404 ChatError before the first piece when Parley has never
- * seen the user (call next() once before sending anything).
+ * seen the user (call next() once before sending anything). Each page is read through `read` (on a read replica
+ * or the primary: chat/context.ts lagTolerant), so a replica lost midway costs no more than that page's retry.
  */
-export async function* exportUser(db: DB, userId: number, now: Date = new Date()): AsyncGenerator<string> {
-  const user = await db.selectFrom('users').select(['id', 'name', 'avatar_url']).where('id', '=', userId).executeTakeFirst();
-  if (!user) throw notFound('User');
+export async function* exportUser(read: ReadOn, userId: number, now: Date = new Date()): AsyncGenerator<string> {
+  // Thrown inside the read: a user not yet on a replica is looked for on the primary.
+  const user = await read(async (db) => {
+    const row = await db.selectFrom('users').select(['id', 'name', 'avatar_url']).where('id', '=', userId).executeTakeFirst();
+    if (!row) throw notFound('User');
+    return row;
+  });
   yield `{"user":${JSON.stringify({ id: user.id, name: user.name, avatar_url: user.avatar_url })}`;
 
   yield ',"conversations":';
-  yield* jsonArray(part(0, byId((after) => conversationsPage(db, userId, after), (c) => c.id, (c) => ({
+  yield* jsonArray(part(0, byId((after) => read((db) => conversationsPage(db, userId, after)), (c) => c.id, (c) => ({
     id: c.id, type: c.type, name: c.name, role: c.role, joined_at: c.joined_at.toISOString(),
   }))));
 
   // The messages they sent, as history items (attachment URLs included), oldest first.
   yield ',"messages":';
   yield* jsonArray(part(0, async (after) => {
-    const ids = await sentMessageIdsPage(db, userId, after);
+    const { ids, items } = await read(async (db) => {
+      const ids = await sentMessageIdsPage(db, userId, after);
+      return { ids, items: await loadHistoryItems(db, ids) };
+    });
     if (ids.length === 0) return null;
-    const items = await loadHistoryItems(db, ids);
     return { items: ids.flatMap((id) => items.get(id) ?? []), last: ids.at(-1)! };
   }));
 
   yield ',"reactions":';
   yield* jsonArray(part<{ message_id: number; emoji: string } | null>(null, async (after) => {
-    const rows = await reactionsPage(db, userId, after);
+    const rows = await read((db) => reactionsPage(db, userId, after));
     const last = rows.at(-1);
     if (!last) return null;
     return {
@@ -85,12 +92,12 @@ export async function* exportUser(db: DB, userId: number, now: Date = new Date()
 
   // Reads, mutes and inbox pins: each a pass over the user's own state in their conversations.
   const participations = (map: (p: Awaited<ReturnType<typeof participationsPage>>[number]) => unknown) =>
-    jsonArray(part(0, byId((after) => participationsPage(db, userId, after), (p) => p.conversation_id, map)));
+    jsonArray(part(0, byId((after) => read((db) => participationsPage(db, userId, after)), (p) => p.conversation_id, map)));
   yield ',"reads":';
   yield* participations((p) => ({ conversation_id: p.conversation_id, last_read_message_id: p.last_read_message_id, last_read_at: isoOrNull(p.last_read_at) }));
 
   yield ',"blocks":';
-  yield* jsonArray(part(0, byId((after) => blocksPage(db, userId, after), (b) => b.user_id, (b) => ({ user_id: b.user_id, created_at: b.created_at.toISOString() }))));
+  yield* jsonArray(part(0, byId((after) => read((db) => blocksPage(db, userId, after)), (b) => b.user_id, (b) => ({ user_id: b.user_id, created_at: b.created_at.toISOString() }))));
 
   yield ',"mutes":';
   yield* participations((p) => (mutedAt(p, now) ? { conversation_id: p.conversation_id, until: isoOrNull(p.muted_until) } : null));
@@ -98,13 +105,13 @@ export async function* exportUser(db: DB, userId: number, now: Date = new Date()
   // Pinned conversations (no message_id), then pinned messages.
   yield ',"pins":';
   yield* jsonArray(
-    part(0, byId((after) => participationsPage(db, userId, after), (p) => p.conversation_id, (p) =>
+    part(0, byId((after) => read((db) => participationsPage(db, userId, after)), (p) => p.conversation_id, (p) =>
       p.pinned_at === null ? null : { conversation_id: p.conversation_id, pinned_at: p.pinned_at.toISOString() })),
-    part(0, byId((after) => pinnedMessagesPage(db, userId, after), (m) => m.message_id, (m) =>
+    part(0, byId((after) => read((db) => pinnedMessagesPage(db, userId, after)), (m) => m.message_id, (m) =>
       ({ conversation_id: m.conversation_id, message_id: m.message_id, pinned_at: isoOrNull(m.pinned_at) }))),
   );
 
   yield ',"push_subscriptions":';
-  yield* jsonArray(part(0, byId((after) => pushSubscriptionsPage(db, userId, after), (s) => s.id, (s) => ({ endpoint: s.endpoint, created_at: s.created_at.toISOString() }))));
+  yield* jsonArray(part(0, byId((after) => read((db) => pushSubscriptionsPage(db, userId, after)), (s) => s.id, (s) => ({ endpoint: s.endpoint, created_at: s.created_at.toISOString() }))));
   yield '}';
 }

@@ -25,7 +25,7 @@ import type { Message } from '../store/schema.js';
 import { inTransaction, retrying, type Tx } from '../store/transaction.js';
 import { appendChanges } from '../store/change-feed.js';
 import { blockedError, refuseIfDirectBlocked, requireParticipant } from './access.js';
-import type { Actor, ChatContext } from './context.js';
+import { lagTolerant, type Actor, type ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { ChatError, forbidden, invalid, notFound } from '../contract/api-errors.js';
 import { groupCommit, type GroupCommit } from './group-commit.js';
@@ -77,14 +77,16 @@ export async function listMessages(
   conversationId: number,
   options: { before?: number; after?: number; limit: number },
 ): Promise<Page<HistoryItem>> {
-  await requireParticipant(ctx.db, conversationId, actor.userId);
-  if (options.before !== undefined && options.after !== undefined) {
-    throw invalid('after', 'Give before or after, not both.');
-  }
-  // `after` walks forward from a known message (catch-up after a reconnect): the messages right after it.
-  // Either way the page is newest first, and next_cursor is the id to pass again as the same parameter.
-  const page = await loadHistoryPage(ctx.db, { conversationId }, { ...options, viewerId: actor.userId });
-  return { data: page.items, next_cursor: page.more ? String(page.last) : null };
+  return lagTolerant(ctx, actor.userId, async (db) => {
+    await requireParticipant(db, conversationId, actor.userId);
+    if (options.before !== undefined && options.after !== undefined) {
+      throw invalid('after', 'Give before or after, not both.');
+    }
+    // `after` walks forward from a known message (catch-up after a reconnect): the messages right after it.
+    // Either way the page is newest first, and next_cursor is the id to pass again as the same parameter.
+    const page = await loadHistoryPage(db, { conversationId }, { ...options, viewerId: actor.userId });
+    return { data: page.items, next_cursor: page.more ? String(page.last) : null };
+  });
 }
 
 export async function sendMessage(ctx: ChatContext, actor: Actor, conversationId: number, input: SendInput): Promise<SendResult> {

@@ -7,7 +7,7 @@ import { findVisibleMessage } from '../store/messages.js';
 import { MAX_PINS, pinnedCount, pinnedIds, setPinned } from '../store/pins.js';
 import { loadHistoryItems } from '../store/read-model.js';
 import { requireParticipant } from './access.js';
-import type { Actor, ChatContext } from './context.js';
+import { lagTolerant, type Actor, type ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
 import { ChatError, forbidden, notFound } from '../contract/api-errors.js';
@@ -50,11 +50,13 @@ export async function pinMessage(ctx: ChatContext, actor: Actor, messageId: numb
 
 /** GET /conversations/{id}/pins: the pinned messages as history items, most recently pinned first. Cursor "<ms>.<id>". */
 export async function listPins(ctx: ChatContext, actor: Actor, conversationId: number, options: { cursor?: string; limit: number }): Promise<Page<HistoryItem>> {
-  await requireParticipant(ctx.db, conversationId, actor.userId);
-  const after = options.cursor === undefined ? undefined : decodeTimeCursor(options.cursor);
-  const rows = await pinnedIds(ctx.db, conversationId, { after, limit: options.limit + 1 });
+  const { rows, items } = await lagTolerant(ctx, actor.userId, async (db) => {
+    await requireParticipant(db, conversationId, actor.userId);
+    const after = options.cursor === undefined ? undefined : decodeTimeCursor(options.cursor);
+    const rows = await pinnedIds(db, conversationId, { after, limit: options.limit + 1 });
+    return { rows, items: await loadHistoryItems(db, rows.slice(0, options.limit).map((r) => r.id)) };
+  });
   const page = rows.slice(0, options.limit);
-  const items = await loadHistoryItems(ctx.db, page.map((r) => r.id));
   const last = page.at(-1);
   return {
     data: page.flatMap((r) => items.get(r.id) ?? []),

@@ -6,7 +6,7 @@
 import { loadHistoryItems } from '../store/read-model.js';
 import { searchMessageIds, searchUsers as findUsers, type UserPosition } from '../store/search.js';
 import { requireParticipant } from './access.js';
-import type { Actor, ChatContext } from './context.js';
+import { lagTolerant, type Actor, type ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { invalid } from '../contract/api-errors.js';
 import type { SearchHit, UserResource } from '../contract/resources.js';
@@ -140,11 +140,13 @@ export interface MessageSearch {
 export async function searchMessages(ctx: ChatContext, actor: Actor, search: MessageSearch): Promise<Page<SearchHit>> {
   const q = checkQuery('q', search.q, SEARCH_QUERY_MAX_CHARS);
   const beforeId = search.cursor === undefined ? undefined : decodeMessageCursor(search.cursor);
-  if (search.conversation_id !== undefined) await requireParticipant(ctx.db, search.conversation_id, actor.userId);
-  const ids = await searchMessageIds(ctx.db, actor.userId, q, { conversationId: search.conversation_id, beforeId, limit: search.limit + 1 });
+  const { ids, items } = await lagTolerant(ctx, actor.userId, async (db) => {
+    if (search.conversation_id !== undefined) await requireParticipant(db, search.conversation_id, actor.userId);
+    const ids = await searchMessageIds(db, actor.userId, q, { conversationId: search.conversation_id, beforeId, limit: search.limit + 1 });
+    // The same items as GET /conversations/{id}/messages (listMessages), so a result and history agree.
+    return { ids, items: await loadHistoryItems(db, ids.slice(0, search.limit)) };
+  });
   const page = ids.slice(0, search.limit);
-  // The same items as GET /conversations/{id}/messages (listMessages), so a result and history agree.
-  const items = await loadHistoryItems(ctx.db, page);
   const words = searchWords(q);
   const data = page.flatMap((id) => {
     const item = items.get(id);
@@ -164,10 +166,10 @@ export interface UserSearch {
  * "Alice Martin", "Ali Khan" and "Nora Alič", "mart al" finds "Alice Martin". Names that begin with a word
  * of the query first, then the others; each by name (folded, byte order), then id.
  */
-export async function searchUsers(ctx: ChatContext, _actor: Actor, search: UserSearch): Promise<Page<UserResource>> {
+export async function searchUsers(ctx: ChatContext, actor: Actor, search: UserSearch): Promise<Page<UserResource>> {
   const query = checkQuery('query', search.query, USER_QUERY_MAX_CHARS);
   const after = search.cursor === undefined ? undefined : decodeUserCursor(search.cursor);
-  const rows = await findUsers(ctx.db, query, { after, limit: search.limit + 1 });
+  const rows = await lagTolerant(ctx, actor.userId, (db) => findUsers(db, query, { after, limit: search.limit + 1 }));
   const page = rows.slice(0, search.limit);
   const last = page.at(-1);
   return {

@@ -8,7 +8,7 @@ import { lockConversationOfMessage } from '../store/locks.js';
 import { findVisibleMessageFor } from '../store/messages.js';
 import { loadHistoryItems, loadHistoryPage } from '../store/read-model.js';
 import { readThread, threadSummary, userThreads, type ThreadRow } from '../store/threads.js';
-import type { Actor, ChatContext } from './context.js';
+import { lagTolerant, type Actor, type ChatContext } from './context.js';
 import type { Page } from './conversations.js';
 import { decodeTimeCursor, encodeTimeCursor } from './cursors.js';
 import { invalid, notFound } from '../contract/api-errors.js';
@@ -43,10 +43,12 @@ export async function listThreadReplies(
   rootId: number,
   options: { before?: number; after?: number; limit: number },
 ): Promise<Page<HistoryItem>> {
-  const root = await requireRoot(ctx.db, actor, rootId);
-  if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
-  const page = await loadHistoryPage(ctx.db, { conversationId: root.conversation_id, threadId: rootId }, { ...options, viewerId: actor.userId });
-  return { data: page.items, next_cursor: page.more ? String(page.last) : null };
+  return lagTolerant(ctx, actor.userId, async (db) => {
+    const root = await requireRoot(db, actor, rootId);
+    if (options.before !== undefined && options.after !== undefined) throw invalid('after', 'Give before or after, not both.');
+    const page = await loadHistoryPage(db, { conversationId: root.conversation_id, threadId: rootId }, { ...options, viewerId: actor.userId });
+    return { data: page.items, next_cursor: page.more ? String(page.last) : null };
+  });
 }
 
 export interface UserThread {
@@ -60,9 +62,11 @@ export interface UserThread {
 export async function listThreads(ctx: ChatContext, actor: Actor, options: { cursor?: string; limit: number }): Promise<Page<UserThread>> {
   const position = options.cursor === undefined ? undefined : decodeTimeCursor(options.cursor);
   const after = position && { at: position.at, rootId: position.id };
-  const rows = await userThreads(ctx.db, actor.userId, { after, limit: options.limit + 1 });
+  const { rows, roots } = await lagTolerant(ctx, actor.userId, async (db) => {
+    const rows = await userThreads(db, actor.userId, { after, limit: options.limit + 1 });
+    return { rows, roots: await loadHistoryItems(db, rows.slice(0, options.limit).map((r) => r.root_id)) };
+  });
   const page = rows.slice(0, options.limit);
-  const roots = await loadHistoryItems(ctx.db, page.map((r) => r.root_id));
   const data = page.flatMap((r) => {
     const root = roots.get(r.root_id);
     return root ? [{ root, reply_count: r.reply_count, unread_reply_count: r.unread_reply_count, last_reply_at: iso(r.last_reply_at) }] : [];

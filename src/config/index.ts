@@ -83,6 +83,10 @@ export interface Config {
   readonly databasePreparedStatements: boolean;
   /** DATABASE_SEND_LANES (PostgreSQL): batches of sends written at once (group commit; default 1); the embedded default has one. */
   readonly databaseSendLanes: number;
+  /** DATABASE_REPLICA_URLS (PostgreSQL): streaming replicas for the reads that tolerate lag (store/read-replicas.ts); [] for none. */
+  readonly databaseReplicaUrls: readonly string[];
+  /** DATABASE_REPLICA_MAX_LAG_MS: a replica further behind is skipped; a user's reads go to the primary this long after their write. */
+  readonly databaseReplicaMaxLagMs: number;
   readonly redisUrl: string | null;
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
   readonly redisPrefix: string;
@@ -237,6 +241,9 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     throw new ConfigError('CHAT_VAPID_PUBLIC_KEY and CHAT_VAPID_PRIVATE_KEY go together. Fix: set both (npx web-push generate-vapid-keys), or neither for a pair generated into CHAT_DATA_DIR/vapid.json.');
   }
 
+  if (v.DATABASE_REPLICA_URLS.length > 0 && v.DATABASE_URL === null) {
+    throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas. Fix: set DATABASE_URL to the PostgreSQL primary the replicas follow, or unset DATABASE_REPLICA_URLS.');
+  }
   if (v.BROADCAST_APPS_FILE && v.BROADCAST_DRIVER !== 'builtin') {
     throw new ConfigError(`BROADCAST_APPS_FILE needs the built-in server (BROADCAST_DRIVER=builtin, not ${v.BROADCAST_DRIVER}). Fix: unset one of them.`);
   }
@@ -248,6 +255,8 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     databaseUrl: v.DATABASE_URL,
     databasePreparedStatements: v.DATABASE_PREPARED_STATEMENTS,
     databaseSendLanes: v.DATABASE_SEND_LANES,
+    databaseReplicaUrls: v.DATABASE_REPLICA_URLS,
+    databaseReplicaMaxLagMs: v.DATABASE_REPLICA_MAX_LAG_MS,
     redisUrl: v.REDIS_URL,
     redisPrefix: v.REDIS_PREFIX,
     jwtSecret: v.CHAT_JWT_SECRET!,

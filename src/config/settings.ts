@@ -143,6 +143,28 @@ function urlList(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly
   };
 }
 
+/** PostgreSQL URLs, comma-separated; unset or empty is []. An error names no URL (they may hold passwords). */
+function postgresUrlList(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly string[]> {
+  const valid = (entry: string) => {
+    try {
+      return ['postgres:', 'postgresql:'].includes(new URL(entry).protocol);
+    } catch {
+      return false;
+    }
+  };
+  const base = list(row);
+  return {
+    ...base,
+    type: 'comma-separated PostgreSQL URLs (`postgres://`)',
+    given: (raw) => `${raw.split(',').filter((s) => s.trim()).length} entries, not all postgres:// URLs`,
+    fix: 'write each as `postgres://user:password@host:5432/database`, separated by commas',
+    parse: (raw) => {
+      const entries = base.parse(raw);
+      return entries?.every(valid) ? entries : undefined;
+    },
+  };
+}
+
 /** Bytes a secret must have at least (HS256 wants a key as long as its hash, 32 bytes). */
 export const SECRET_MIN_BYTES = 32;
 
@@ -248,6 +270,17 @@ export const SETTINGS = {
     default: 1,
     meaning:
       'PostgreSQL only: how many batches of sends each node writes at once. Sends that arrive together are checked and written as one batch in one round trip (a group commit); sends to one conversation always share a lane, so their order holds. One lane makes the biggest batches and the least CPU per message (on 2 cores: 3,000 messages/s with 1 lane against 2,800 with 2); more lanes can help when the database server has many cores to spare. Each lane holds one pooled connection while it writes. See [docs/api.md](docs/api.md#concurrent-requests).',
+  }),
+  DATABASE_REPLICA_URLS: postgresUrlList({
+    defaultText: 'unset: every read on `DATABASE_URL`',
+    meaning:
+      'PostgreSQL only: streaming replicas of `DATABASE_URL` (hot standbys), e.g. `postgres://parley@replica1:5432/parley,postgres://parley@replica2:5432/parley`. Reads that tolerate a little lag (history, threads, pins, search, user search, exports) go to a replica within `DATABASE_REPLICA_MAX_LAG_MS`; a user who just wrote reads from the primary; a replica down or too far behind is skipped. See [docs/deployment.md](docs/deployment.md#read-replicas).',
+  }),
+  DATABASE_REPLICA_MAX_LAG_MS: positive({
+    default: 1000,
+    unit: 'milliseconds',
+    meaning:
+      'With `DATABASE_REPLICA_URLS`: how far behind the primary a replica may be and still serve reads, and how long a user\'s reads go to the primary after their own write (read-your-writes).',
   }),
   REDIS_URL: url(['redis', 'rediss'], '`redis://:password@host:6379`', {
     default: null,

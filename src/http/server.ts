@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import { serverKeyAuthenticator, userAuthenticator } from './auth.js';
 import type { HttpDeps } from './deps.js';
+import { fenceUsersWrites } from './read-your-writes.js';
 import { limitFailedAuthentication, limitRequests } from './route-limits.js';
 import { validatorCompiler } from './validation.js';
 import { installErrorHandler, refuseNonJsonBodies, refuseNulCharacters } from './error-handler.js';
@@ -129,6 +130,7 @@ export async function buildHttpApp(deps: HttpDeps, logger: Logger) {
       users.addHook('onRequest', limitFailedAuthentication(userAuthenticator(deps.config, deps.chat.db), deps.chat.rateLimiter));
       users.addHook('onRequest', limitRequests(deps.chat.rateLimiter, API_PREFIX));
       users.addHook('onRoute', (route) => requireInOpenApi(route, 'bearer'));
+      if (deps.chat.replicas) fenceUsersWrites(users, deps.chat.replicas);
       for (const routes of [conversationRoutes, messageRoutes, groupRoutes, blockRoutes, onlineStatusRoutes, attachmentRoutes, broadcastingRoutes, searchRoutes, userRoutes, pushRoutes, syncRoutes, threadRoutes, pinRoutes, ownStateRoutes, reportRoutes]) {
         await users.register(routes, deps);
       }

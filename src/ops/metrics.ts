@@ -7,6 +7,8 @@ export interface MetricsSources {
   redisUp(): boolean | null;
   /** With Redis: channel messages (events, relayed frames) this node received from the others since it started. */
   clusterReceived(): number | null;
+  /** DATABASE_REPLICA_URLS: the lag-tolerant reads since the start, by where they went; null without replicas. */
+  readReplicas?(): { replicaReads: number; primaryReads: Readonly<Record<string, number>>; usable: number } | null;
   /** With Redis: of those, the ones this node wrote to at least one of its sockets (over clusterReceived: the cross-node efficiency). */
   clusterDelivered?(): number | null;
 }
@@ -62,6 +64,30 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.inc(delivered);
     },
   });
+  new Counter({
+    name: 'parley_db_replica_reads_total',
+    help: 'Lag-tolerant reads (history, threads, pins, search, exports) a read replica answered (absent without DATABASE_REPLICA_URLS)',
+    registers: [registry],
+    collect() {
+      const stats = sources.readReplicas?.() ?? null;
+      if (stats === null) return;
+      this.reset();
+      this.inc(stats.replicaReads);
+    },
+  });
+  new Counter({
+    name: 'parley_db_replica_fallbacks_total',
+    help: 'Lag-tolerant reads the primary answered instead, by reason: own_write (the user wrote within the max lag), no_replica (none within the max lag), replica_failed (the read failed on the replica)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const stats = sources.readReplicas?.() ?? null;
+      if (stats === null) return;
+      this.reset();
+      for (const [reason, count] of Object.entries(stats.primaryReads)) this.inc({ reason }, count);
+    },
+  });
+  gauge('parley_db_replicas_usable', 'Read replicas within DATABASE_REPLICA_MAX_LAG_MS now (absent without DATABASE_REPLICA_URLS)', () => sources.readReplicas?.()?.usable);
   gauge('parley_db_pool_connections', 'PostgreSQL pool connections', () => sources.databasePool()?.total);
   gauge('parley_db_pool_idle', 'Idle PostgreSQL pool connections', () => sources.databasePool()?.idle);
   gauge('parley_db_pool_waiting', 'Queries waiting for a PostgreSQL connection', () => sources.databasePool()?.waiting);

@@ -154,12 +154,13 @@ export interface DatabaseOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-function postgresDialect(url: string, prepared: boolean) {
+/** A pool on url (20 connections unless poolConfig says otherwise) and its Kysely dialect; also the read replicas' (read-replicas.ts). */
+export function postgresDialect(url: string, prepared: boolean, poolConfig: Partial<pg.PoolConfig> = {}) {
   const types = {
     getTypeParser: ((oid: number, format?: string) =>
       oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
   };
-  const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, types });
+  const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, ...poolConfig, types });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // Nor may a dropped connection that is checked out (between the queries of a transaction, say): the pool

@@ -183,6 +183,24 @@ describe('one rule for every row', () => {
     assert.equal(loadConfig({ ...SECRETS, REDIS_URL: 'rediss://h:6380' }).redisUrl, 'rediss://h:6380');
   });
 
+  test('DATABASE_REPLICA_URLS: PostgreSQL URLs, not repeated in an error; refused without DATABASE_URL (the embedded database has no replicas)', () => {
+    const primary = 'postgres://u:p@primary:5432/d';
+    const config = loadConfig({ ...SECRETS, DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://u:p@r1:5432/d, postgresql://r2/d' });
+    assert.deepEqual(config.databaseReplicaUrls, ['postgres://u:p@r1:5432/d', 'postgresql://r2/d']);
+    assert.equal(config.databaseReplicaMaxLagMs, 1000);
+    assert.deepEqual(loadConfig({ ...SECRETS, DATABASE_URL: primary }).databaseReplicaUrls, []);
+    assert.throws(() => loadConfig({ ...SECRETS, DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://u:hunter2@r1/d,r2:5432' }), (err: unknown) => {
+      assert.ok(configError('DATABASE_REPLICA_URLS')(err));
+      assert.doesNotMatch((err as Error).message, /hunter2/);
+      return true;
+    });
+    assert.throws(() => loadConfig({ ...SECRETS, DATABASE_URL: primary, DATABASE_REPLICA_MAX_LAG_MS: '0' }), configError('DATABASE_REPLICA_MAX_LAG_MS'));
+    assert.throws(
+      () => loadConfig({ ...SECRETS, DATABASE_REPLICA_URLS: 'postgres://r1/d' }),
+      (err: unknown) => err instanceof ConfigError && /^DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas\. Fix: /.test(err.message),
+    );
+  });
+
   test(`secrets shorter than ${SECRET_MIN_BYTES} bytes are refused with one line that does not repeat them`, () => {
     for (const name of ['CHAT_JWT_SECRET', 'CHAT_SERVER_KEY', 'BROADCAST_APP_SECRET', 'METRICS_TOKEN']) {
       const short = 's3cr3t-'.padEnd(SECRET_MIN_BYTES - 1, 'x');

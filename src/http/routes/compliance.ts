@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requestErasure } from '../../chat/erasure.js';
+import { lagTolerant } from '../../chat/context.js';
 import { exportUser } from '../../chat/export.js';
 import { HistoryItem, UserResource } from '../../contract/resources.js';
 import type { HttpDeps } from '../deps.js';
@@ -41,7 +42,8 @@ export const complianceRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
     },
   }, async (request, reply) => {
     const id = request.params.id;
-    const pieces = exportUser(chat.db, id);
+    // Read where the user's own reads would be: a replica, unless the user has just written (chat/context.ts).
+    const pieces = exportUser((fn) => lagTolerant(chat, id, fn), id);
     // The first piece is read before anything is sent: an unknown user is a 404, not a broken download.
     const first = await pieces.next();
     // Pulled by the response as the client reads: a slow client slows the reading, memory stays flat.
