@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { freePort } from '../../testkit/ports.js';
 import { deleteKeys, MACHINE_REDIS_URL } from '../../testkit/redis.js';
 import { PostgresServer, withClient, type FreshDatabase } from '../../testkit/postgres.js';
 import { SECRETS } from '../../testkit/secrets.js';
@@ -124,6 +125,26 @@ describe('read replicas (postgres)', { skip, timeout: 90_000 }, () => {
     await onReplica('select pg_wal_replay_pause()');
     await send(node1, bob!, conversationId, 'again');
     assert.deepEqual(bodies((await history(node1, alice!, conversationId)).data), ['late'], 'read on the replica again');
+  });
+
+  test('a node starts with its replica down (or not a replica at all) and reads on the primary', async () => {
+    const closedPort = await freePort(); // nothing listens there
+    const down = new URL(database.url);
+    down.port = String(closedPort);
+    const node = await startTestApp({
+      env: { DATABASE_URL: database.url, DATABASE_REPLICA_URLS: `${down},${database.url}`, DATABASE_REPLICA_MAX_LAG_MS: String(MAX_LAG_MS) },
+    });
+    try {
+      const [alice, bob] = newUsers(2);
+      const conversationId = await direct(node, bob!, alice!);
+      await send(node, bob!, conversationId, 'hello');
+      assert.deepEqual(bodies((await history(node, alice!, conversationId)).data), ['hello']);
+      const { usable, primaryReads } = node.app.chat.replicas!.stats();
+      assert.equal(usable, 0, 'a closed port and the primary itself (not in recovery) are no usable replicas');
+      assert.equal(primaryReads.no_replica, 1);
+    } finally {
+      await node.close();
+    }
   });
 
   test('a replica killed: every read is answered by the primary without an error; started again, it serves reads again', async () => {
