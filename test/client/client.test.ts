@@ -148,7 +148,7 @@ describe('@parley/client: socket, events and catch-up', () => {
     assert.equal(seen.length, 1, 'nothing arrives while the network is down');
 
     proxy.restore();
-    await eventually(() => assert.equal(bob.state, 'live'), 20_000);
+    await eventually(() => assert.equal(bob.state, 'live'));
     assert.deepEqual(states, ['connecting', 'syncing', 'live'], 'synced before it said live again');
     const m4 = await alice.messages.send(id, { body: 'm4' });
     await eventually(() => assert.equal(seen.length, 7));

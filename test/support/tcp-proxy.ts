@@ -1,12 +1,13 @@
 // A TCP proxy in front of a server, for a network that goes away and comes back: `drop()` cuts every open
-// connection and refuses new ones (as a lost network does), `restore()` lets them through again.
+// connection, and connections opened while it is down wait unanswered (as over a network that is gone) until
+// `restore()`, which lets them through to the server.
 import { once } from 'node:events';
 import { createConnection, createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 export interface TcpProxy {
   readonly port: number;
-  /** Connections opened through the proxy so far. */
+  /** Connections that reached the server through the proxy so far. */
   readonly opened: number;
   drop(): void;
   restore(): void;
@@ -15,20 +16,31 @@ export interface TcpProxy {
 
 export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Promise<TcpProxy> {
   const open = new Set<Socket>();
+  const held: Socket[] = [];
   let down = false;
   let opened = 0;
-  const server = createServer((client) => {
-    if (down) return void client.destroy();
+
+  const track = (s: Socket) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
+    s.on('error', () => undefined);
+  };
+  const forward = (client: Socket) => {
+    if (client.destroyed) return;
     opened++;
     const upstream = createConnection({ port: targetPort, host });
-    for (const s of [client, upstream]) {
-      open.add(s);
-      s.on('close', () => open.delete(s));
-      s.on('error', () => undefined);
-    }
+    track(upstream);
     client.pipe(upstream).pipe(client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
+  };
+
+  const server = createServer((client) => {
+    track(client);
+    if (down) {
+      client.pause();
+      held.push(client);
+    } else forward(client);
   });
   server.listen(0, host);
   await once(server, 'listening');
@@ -43,6 +55,7 @@ export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Pro
     },
     restore() {
       down = false;
+      for (const client of held.splice(0)) forward(client);
     },
     async close() {
       for (const s of open) s.destroy();
