@@ -31,7 +31,7 @@ async function banner(config: Config, app: App, port: number): Promise<string> {
       : `${base.replace('http:', 'ws:')}/app/${appKey}  (Pusher protocol; key ${appKey})`;
   const lines = [
     '',
-    `Parley is running at ${base} (${database}, ${app.redis ? 'Redis' : 'one node'}).`,
+    `Parley is running at ${base} (${database}, ${app.redis ? { single: 'Redis', cluster: 'Redis Cluster', sentinel: 'Redis through Sentinel' }[app.redis.kind] : 'one node'}).`,
     `  Web client: ${base}/  (${config.demo ? 'CHAT_DEMO is on: sign in with any user id and name' : 'paste a token to sign in'})`,
     `  API:        ${base}/api/chat/v1  (OpenAPI: /api/chat/v1/openapi.json)`,
     `  WebSocket:  ${socket}`,

@@ -1,6 +1,7 @@
 // Why Parley could not start, in one line that says what is wrong and how to fix it, with the exit code:
 // 2 when the configuration is wrong (a setting to change), 1 when something outside failed (a busy port, a
 // database or Redis that cannot be reached). main.ts prints the line; the stack only with LOG_LEVEL=debug.
+import type { HostPort, RedisDeployment } from './config/index.js';
 import { ConfigError } from './config/settings.js';
 
 export class StartupError extends Error {
@@ -89,14 +90,23 @@ export function databaseStartupError(err: unknown, databaseUrl: string | null, d
   return new StartupError(line, 1, { cause: err });
 }
 
-/** Connecting to Redis failed. */
-export function redisStartupError(err: unknown, redisUrl: string): Error {
+/** Connecting to Redis failed (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS: `target` says which). */
+export function redisStartupError(err: unknown, target: string | RedisDeployment): Error {
   if (isExplained(err)) return err;
-  const at = where(redisUrl, 6379);
+  const deployment: RedisDeployment = typeof target === 'string' ? { kind: 'single', url: target } : target;
   const message = err instanceof Error ? err.message : String(err);
-  const line = /NOAUTH|WRONGPASS|invalid password|AUTH/i.test(message)
-    ? `Redis at ${at} refused the connection: ${message}. Fix: correct the password in REDIS_URL.`
-    : `Cannot reach Redis at ${at} (${reason(err)}). Fix: start Redis there, or correct REDIS_URL (unset it to run one node without Redis).`;
+  const addresses = (list: readonly HostPort[]) => list.map(({ host, port }) => `${host}:${port}`).join(', ');
+  let line: string;
+  if (deployment.kind === 'cluster') {
+    line = `Cannot reach the Redis Cluster at ${addresses(deployment.nodes)} (${message}). Fix: start the cluster (every slot served), or correct REDIS_CLUSTER_NODES.`;
+  } else if (deployment.kind === 'sentinel') {
+    line = `Cannot reach Redis primary "${deployment.master}" through the sentinels at ${addresses(deployment.sentinels)} (${message}). Fix: start the sentinels and the primary, or correct REDIS_SENTINELS and REDIS_SENTINEL_MASTER.`;
+  } else {
+    const at = where(deployment.url, 6379);
+    line = /NOAUTH|WRONGPASS|invalid password|AUTH/i.test(message)
+      ? `Redis at ${at} refused the connection: ${message}. Fix: correct the password in REDIS_URL.`
+      : `Cannot reach Redis at ${at} (${reason(err)}). Fix: start Redis there, or correct REDIS_URL (unset it to run one node without Redis).`;
+  }
   return new StartupError(line, 1, { cause: err });
 }
 

@@ -10,7 +10,7 @@ import { databaseStartupError, redisStartupError } from '../startup-errors.js';
 
 export interface Stores {
   readonly database: Database;
-  /** REDIS_URL's connections; null: this node alone (everything shared stays in memory). */
+  /** The connections to REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS; null: this node alone (everything shared stays in memory). */
   readonly redis: RedisConnections | null;
   /** DATABASE_REPLICA_URLS's replicas, for the reads that tolerate lag; null without them. */
   readonly replicas: ReadReplicas | null;
@@ -35,12 +35,12 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     throw databaseStartupError(err, config.databaseUrl, config.dataDir);
   }
   let redis: RedisConnections | null = null;
-  if (config.redisUrl) {
+  if (config.redis) {
     try {
-      redis = await openRedis(config.redisUrl, config.redisPrefix, logger.child({ component: 'redis' }));
+      redis = await openRedis(config.redis, config.redisPrefix, logger.child({ component: 'redis' }));
     } catch (err) {
       await database.close().catch(() => {});
-      throw redisStartupError(err, config.redisUrl);
+      throw redisStartupError(err, config.redis);
     }
   }
   const replicas =

@@ -7,10 +7,12 @@ import { resolve } from 'node:path';
 import { DEV_SECRET_NAMES, type DevSecrets } from './dev-secrets.js';
 import { loadBlockedWords } from './blocked-words.js';
 import { loadPusherApps, type PusherAppConfig } from './pusher-apps.js';
+import { redisDeployment, type RedisDeployment } from './redis.js';
 import type { S3StorageOptions } from '../store/attachment-storage.js';
 import { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError, readSettings, type SettingValues } from './settings.js';
 
 export { BROADCAST_DRIVERS, CHAT_CHANNEL_MODES, ConfigError };
+export type { HostPort, RedisDeployment } from './redis.js';
 export type BroadcastDriver = (typeof BROADCAST_DRIVERS)[number];
 
 /**
@@ -88,6 +90,8 @@ export interface Config {
   /** DATABASE_REPLICA_MAX_LAG_MS: a replica further behind is skipped; a user's reads go to the primary this long after their write. */
   readonly databaseReplicaMaxLagMs: number;
   readonly redisUrl: string | null;
+  /** The deployment's Redis, whichever of REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS says where (at most one); null: none. */
+  readonly redis: RedisDeployment | null;
   /** Prefix of every Redis key and pub/sub topic: nodes of one deployment share it. */
   readonly redisPrefix: string;
   readonly jwtSecret: string;
@@ -244,6 +248,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
   if (v.DATABASE_REPLICA_URLS.length > 0 && v.DATABASE_URL === null) {
     throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas. Fix: set DATABASE_URL to the PostgreSQL primary the replicas follow, or unset DATABASE_REPLICA_URLS.');
   }
+  const redis = redisDeployment(v);
   if (v.BROADCAST_APPS_FILE && v.BROADCAST_DRIVER !== 'builtin') {
     throw new ConfigError(`BROADCAST_APPS_FILE needs the built-in server (BROADCAST_DRIVER=builtin, not ${v.BROADCAST_DRIVER}). Fix: unset one of them.`);
   }
@@ -258,6 +263,7 @@ export function loadConfig(env: Env = process.env, dev?: DevSecrets | null): Con
     databaseReplicaUrls: v.DATABASE_REPLICA_URLS,
     databaseReplicaMaxLagMs: v.DATABASE_REPLICA_MAX_LAG_MS,
     redisUrl: v.REDIS_URL,
+    redis,
     redisPrefix: v.REDIS_PREFIX,
     jwtSecret: v.CHAT_JWT_SECRET!,
     jwt: Object.freeze({ issuer: v.CHAT_JWT_ISSUER, audience: v.CHAT_JWT_AUDIENCE, maxTtlSeconds: v.CHAT_JWT_MAX_TTL_S }),

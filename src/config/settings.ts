@@ -165,6 +165,24 @@ function postgresUrlList(row: Omit<Row<readonly string[]>, 'default'>): Setting<
   };
 }
 
+/** host:port addresses, comma-separated (Redis Cluster nodes, Redis Sentinels); unset or empty is []. */
+function hostPortList(row: Omit<Row<readonly string[]>, 'default'>): Setting<readonly string[]> {
+  const valid = (entry: string) => {
+    const match = /^(.+):(\d{1,5})$/.exec(entry);
+    return match !== null && Number(match[2]) >= 1 && Number(match[2]) <= 65_535 && !/[\s/@]/.test(match[1]!);
+  };
+  const base = list(row);
+  return {
+    ...base,
+    type: 'comma-separated `host:port` addresses',
+    fix: 'write each as `host:port`, e.g. `10.0.0.1:7000`, separated by commas',
+    parse: (raw) => {
+      const entries = base.parse(raw);
+      return entries?.every(valid) ? entries : undefined;
+    },
+  };
+}
+
 /** Bytes a secret must have at least (HS256 wants a key as long as its hash, 32 bytes). */
 export const SECRET_MIN_BYTES = 32;
 
@@ -287,6 +305,21 @@ export const SETTINGS = {
     defaultText: 'unset: one node, all state in its memory',
     meaning:
       'Redis (6.2 or newer) for running **several nodes**, e.g. `redis://:password@redis.internal:6379`. The nodes share event fan-out (pub/sub), presence, typing expiry and pending channel authorizations through it. Several nodes also need `DATABASE_URL` (PostgreSQL). See [docs/deployment.md](docs/deployment.md#several-nodes).',
+  }),
+  REDIS_CLUSTER_NODES: hostPortList({
+    defaultText: 'unset: no Redis Cluster',
+    meaning:
+      'A **Redis Cluster** (Redis 7 or newer) instead of `REDIS_URL`: some or all of its nodes, e.g. `10.0.0.1:7000,10.0.0.2:7000,10.0.0.3:7000`; the rest are found from them. Each channel\'s events go on a shard channel of its own (`SSUBSCRIBE`/`SPUBLISH`), so the masters share the traffic; a master\'s failover is followed. See [docs/deployment.md](docs/deployment.md#redis-cluster).',
+  }),
+  REDIS_SENTINELS: hostPortList({
+    defaultText: 'unset: no Sentinel',
+    meaning:
+      'A Redis primary managed by **Redis Sentinel**, instead of `REDIS_URL`: the sentinels, e.g. `10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379`, with `REDIS_SENTINEL_MASTER`. The nodes ask them for the primary and follow a failover without a restart. See [docs/deployment.md](docs/deployment.md#redis-sentinel).',
+  }),
+  REDIS_SENTINEL_MASTER: text({
+    default: null,
+    defaultText: 'unset',
+    meaning: 'With `REDIS_SENTINELS`: the name the sentinels monitor the primary under (`sentinel monitor <name> ...`), e.g. `parley`.',
   }),
   REDIS_PREFIX: text({
     default: 'parley:',

@@ -12,8 +12,10 @@ type Upgradable = Pick<RealtimeNode, 'handleUpgrade'>;
 /** The same Redis connections, with every key and topic of one app under `{prefix}app:{id}:`. */
 export function redisForApp(redis: RedisConnections, appId: string): RedisConnections {
   return {
+    kind: redis.kind,
     commands: redis.commands,
     subscriber: redis.subscriber,
+    pubsub: redis.pubsub,
     prefix: `${redis.prefix}app:${appId}:`,
     isReady: () => redis.isReady(),
     close: async () => {}, // the connections are the deployment's, closed once by their owner

@@ -171,6 +171,26 @@ describe('one rule for every row', () => {
     assert.equal(loadConfig({ ...SECRETS, LOG_LEVEL: 'debug' }).logLevel, 'debug');
   });
 
+  test('one Redis, a Redis Cluster or a Sentinel primary: exactly one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS, and the sentinels need REDIS_SENTINEL_MASTER', () => {
+    assert.equal(loadConfig({ ...SECRETS }).redis, null);
+    assert.deepEqual(loadConfig({ ...SECRETS, REDIS_URL: 'redis://h:6379' }).redis, { kind: 'single', url: 'redis://h:6379' });
+    assert.deepEqual(loadConfig({ ...SECRETS, REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' }).redis, {
+      kind: 'cluster',
+      nodes: [{ host: '10.0.0.1', port: 7000 }, { host: 'redis-b.internal', port: 7001 }],
+    });
+    assert.deepEqual(loadConfig({ ...SECRETS, REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_MASTER: 'parley' }).redis, {
+      kind: 'sentinel',
+      sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }],
+      master: 'parley',
+    });
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_URL: 'redis://h:6379', REDIS_CLUSTER_NODES: 'h:7000' }), /REDIS_URL and REDIS_CLUSTER_NODES are both set/);
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_CLUSTER_NODES: 'h:7000', REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm' }), /REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set/);
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_SENTINELS: 's:26379' }), /REDIS_SENTINELS needs REDIS_SENTINEL_MASTER/);
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_SENTINEL_MASTER: 'parley' }), /REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS/);
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_CLUSTER_NODES: 'redis://h:7000' }), configError('REDIS_CLUSTER_NODES'));
+    assert.throws(() => loadConfig({ ...SECRETS, REDIS_SENTINELS: 's:99999' }), configError('REDIS_SENTINELS'));
+  });
+
   test('DATABASE_URL and REDIS_URL must be of their scheme; the error does not repeat the URL (it may hold a password)', () => {
     assert.throws(() => loadConfig({ ...SECRETS, DATABASE_URL: 'mysql://root:hunter2@db/x' }), (err: unknown) => {
       assert.ok(configError('DATABASE_URL')(err));

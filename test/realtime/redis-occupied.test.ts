@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { redisOccupancy } from '../../src/realtime/occupancy/redis.js';
 import { NODE_TIMEOUT_MS } from '../../src/realtime/presence/redis.js';
-import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
+import { openRedis, slotGroup, type RedisConnections } from '../../src/redis/connections.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 
 describe('channel occupancy shared through Redis', () => {
@@ -49,7 +49,7 @@ describe('channel occupancy shared through Redis', () => {
     await dead.occupy('both');
     await alive.occupy('both');
     assert.deepEqual(await alive.sweep(), [], 'a live node is not swept');
-    await redis.commands.zadd(`${redis.prefix}occupied-nodes`, Date.now() - NODE_TIMEOUT_MS - 1000, 'dead');
+    await redis.commands.zadd(`${slotGroup(redis.prefix, 'occupied')}:nodes`, Date.now() - NODE_TIMEOUT_MS - 1000, 'dead');
     assert.deepEqual(await alive.sweep(), ['ghost']);
     assert.equal(await alive.vacate('both'), true);
   });

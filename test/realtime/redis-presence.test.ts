@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { NODE_TIMEOUT_MS, redisPresence } from '../../src/realtime/presence/redis.js';
-import { openRedis, type RedisConnections } from '../../src/redis/connections.js';
+import { openRedis, slotGroup, type RedisConnections } from '../../src/redis/connections.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 
 describe('presence members shared through Redis', () => {
@@ -64,10 +64,11 @@ describe('presence members shared through Redis', () => {
     assert.deepEqual((await alive.members(room)).ids.sort(), ['gone', 'shared'], 'a live node is not swept');
 
     // The dead node (the only one holding "gone") last heartbeat, backdated past the timeout.
-    const nodes = `${redis.prefix}presence-nodes`;
+    const group = slotGroup(redis.prefix, 'presence');
+    const nodes = `${group}:nodes`;
     const holders: string[] = [];
     for (const id of await redis.commands.zrange(nodes, '0', '-1')) {
-      if (await redis.commands.sismember(`${redis.prefix}presence-node:${id}`, `${room}\ngone`)) holders.push(id);
+      if (await redis.commands.sismember(`${group}:node:${id}`, `${room}\ngone`)) holders.push(id);
     }
     assert.equal(holders.length, 1);
     await redis.commands.zadd(nodes, Date.now() - NODE_TIMEOUT_MS - 1000, holders[0]!);

@@ -1,12 +1,17 @@
 // Pending channel authorizations in Redis, shared by several nodes (see authorizations.ts): the HTTP auth request
 // and the socket's subscribe may land on different nodes.
-import type { RedisConnections } from '../../redis/connections.js';
+import { slotGroup, type RedisConnections } from '../../redis/connections.js';
 import type { AuthorizationLedger } from './authorizations.js';
 
-/** Pending authorizations in Redis: one key per (socket, channel) with a TTL, and a set per (channel, user). */
+/**
+ * Pending authorizations in Redis: one key per (socket, channel) with a TTL, and a set per (channel, user). A
+ * channel's keys share a hash tag (slotGroup), so the transaction and the DEL below stay in one slot on a Redis
+ * Cluster, and different channels spread over the masters.
+ */
 export function redisAuthorizationLedger(redis: RedisConnections, ttlMs: number): AuthorizationLedger {
-  const key = (socketId: string, channel: string) => `${redis.prefix}auth:${socketId}:${channel}`;
-  const userKey = (channel: string, userId: string) => `${redis.prefix}auth-user:${channel}:${userId}`;
+  const group = (channel: string) => slotGroup(redis.prefix, `auth:${channel}`);
+  const key = (socketId: string, channel: string) => `${group(channel)}:socket:${socketId}`;
+  const userKey = (channel: string, userId: string) => `${group(channel)}:user:${userId}`;
   return {
     async remember(socketId, channel, userId) {
       await redis.commands

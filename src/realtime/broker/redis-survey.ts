@@ -50,7 +50,7 @@ export function redisSurvey(
   function reply(request: Request): void {
     const report = answer(request.query);
     const message: Reply = { id: request.id, channels: [...report].map(([channel, o]) => (o.userIds ? [channel, o.subscriptionCount, o.userIds] : [channel, o.subscriptionCount])) };
-    redis.commands.publish(repliesTo(request.from), JSON.stringify(message)).catch((err: unknown) => {
+    redis.pubsub.publish(repliesTo(request.from), JSON.stringify(message)).catch((err: unknown) => {
       logger.warn({ err: (err as Error).message }, 'occupancy reply failed');
     });
   }
@@ -66,7 +66,7 @@ export function redisSurvey(
 
   return {
     async start() {
-      redis.subscriber.on('message', (topic: string, raw: string) => {
+      redis.pubsub.onMessage((topic, raw) => {
         if (topic !== requests && topic !== repliesTo(node)) return;
         let message: unknown;
         try {
@@ -77,7 +77,7 @@ export function redisSurvey(
         if (topic === repliesTo(node)) receive(message as Reply);
         else if ((message as Request).from !== node) reply(message as Request);
       });
-      await redis.subscriber.subscribe(requests, repliesTo(node));
+      await Promise.all([redis.pubsub.subscribe(requests), redis.pubsub.subscribe(repliesTo(node))]);
     },
 
     async survey(query) {
@@ -91,7 +91,7 @@ export function redisSurvey(
       });
       try {
         // Counts this node too: it receives its own question and ignores it.
-        const receivers = await redis.commands.publish(requests, JSON.stringify({ from: node, id, query } satisfies Request));
+        const receivers = await redis.pubsub.publish(requests, JSON.stringify({ from: node, id, query } satisfies Request));
         const entry = pending.get(id)!;
         entry.expected = Math.max(0, receivers - 1);
         if (entry.received >= entry.expected) entry.done();

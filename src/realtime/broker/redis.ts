@@ -4,7 +4,9 @@
 // sockets' channels, not every node's. The node's subscription_succeeded waits for that topic subscription
 // (subscribe's promise), so an event published anywhere after a client saw itself subscribed reaches it.
 // Orders for every node (unsubscribe a user, terminate their connections) go on one shared topic; occupancy
-// questions on another (redis-survey.ts). Nodes skip their own messages by node id.
+// questions on another (redis-survey.ts). Nodes skip their own messages by node id. On a Redis Cluster every
+// topic is a shard channel (../../redis/pubsub.ts): a Pusher channel's topic, `<prefix>ch:{<channel>}`, lives on
+// the master of its slot, so the channels spread over the masters and a node hears only its own channels.
 import type { Logger } from 'pino';
 import type { RedisConnections } from '../../redis/connections.js';
 import type { Broker, BrokerHandler, NodeCommand, Publication } from './broker.js';
@@ -19,20 +21,34 @@ type NodeMessage = { node: string } & NodeCommand;
 /** How long a new subscriber waits for its channel's topic before it is told it is subscribed anyway (Redis away). */
 const LISTEN_TIMEOUT_MS = 2_000;
 
+/**
+ * How long a publish holds up its caller (a send's answer) while Redis does not answer: a Cluster master failing
+ * over, say. The publication still goes out if Redis answers later; the send is answered meanwhile.
+ */
+const PUBLISH_WAIT_MS = 1_000;
+
 /** `node`: this node's id (the one its presence and occupancy shares use too). */
 export function redisBroker(redis: RedisConnections, node: string, logger: Logger): Broker {
   const nodeTopic = `${redis.prefix}fanout`;
   const channelTopics = `${redis.prefix}ch:`;
-  const topicOf = (channel: string) => channelTopics + channel;
+  // The braces make the whole channel name the topic's hash tag on a Cluster: one slot per channel.
+  const topicOf = (channel: string) => `${channelTopics}{${channel}}`;
+  const channelOf = (topic: string) => topic.slice(channelTopics.length + 1, -1);
   let handler: BrokerHandler | undefined;
   const occupancy = redisSurvey(redis, node, (query) => handler?.occupancy(query) ?? new Map(), logger);
   let received = 0;
 
   function send(topic: string, message: ChannelMessage): Promise<unknown> {
-    return redis.commands.publish(topic, JSON.stringify(message)).catch((err: unknown) => {
+    const sent = redis.pubsub.publish(topic, JSON.stringify(message)).catch((err: unknown) => {
       // Delivery is at-most-once: other nodes' clients catch up over HTTP.
       logger.warn({ err: (err as Error).message }, 'cross-node publish failed');
     });
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, PUBLISH_WAIT_MS);
+      timer.unref();
+    });
+    return Promise.race([sent, waited]).finally(() => clearTimeout(timer));
   }
 
   function onChannelMessage(channel: string, message: ChannelMessage): void {
@@ -47,7 +63,7 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
     async start(h) {
       if (handler !== undefined) throw new Error('realtime: a broker serves one node');
       handler = h;
-      redis.subscriber.on('message', (topic: string, raw: string) => {
+      redis.pubsub.onMessage((topic, raw) => {
         const forChannel = topic.startsWith(channelTopics);
         if (!forChannel && topic !== nodeTopic) return;
         let message: ChannelMessage | NodeMessage;
@@ -57,10 +73,10 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
           return;
         }
         if (message.node === node) return;
-        if (forChannel) onChannelMessage(topic.slice(channelTopics.length), message as ChannelMessage);
+        if (forChannel) onChannelMessage(channelOf(topic), message as ChannelMessage);
         else h.command(message as NodeMessage);
       });
-      await redis.subscriber.subscribe(nodeTopic);
+      await redis.pubsub.subscribe(nodeTopic);
       await occupancy.start();
     },
 
@@ -80,7 +96,7 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
           resolve();
         }, LISTEN_TIMEOUT_MS);
       });
-      const subscribed = redis.subscriber.subscribe(topicOf(channel)).then(
+      const subscribed = redis.pubsub.subscribe(topicOf(channel)).then(
         () => undefined,
         (err: unknown) => logger.warn({ err: (err as Error).message, channel }, 'cross-node subscription failed'),
       );
@@ -88,11 +104,11 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
     },
 
     unsubscribe(channel) {
-      redis.subscriber.unsubscribe(topicOf(channel)).catch((err: unknown) => logger.warn({ err: (err as Error).message, channel }, 'cross-node unsubscription failed'));
+      redis.pubsub.unsubscribe(topicOf(channel)).catch((err: unknown) => logger.warn({ err: (err as Error).message, channel }, 'cross-node unsubscription failed'));
     },
 
     async command(command) {
-      await redis.commands.publish(nodeTopic, JSON.stringify({ node, ...command } satisfies NodeMessage));
+      await redis.pubsub.publish(nodeTopic, JSON.stringify({ node, ...command } satisfies NodeMessage));
     },
 
     survey: (query) => occupancy.survey(query),

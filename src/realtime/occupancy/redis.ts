@@ -3,8 +3,9 @@
 // 0 → 1 sends channel_occupied, the one that makes it 1 → 0 sends channel_vacated. Every change is one Lua
 // script, so two nodes never both see "first" or "last". The same pattern as presence (../presence/redis.ts):
 // nodes heartbeat into a sorted set, and the share of a node silent for NODE_TIMEOUT_MS is removed by the
-// others (sweep), whose channels are then vacated if no other node holds them.
-import type { RedisConnections } from '../../redis/connections.js';
+// others (sweep), whose channels are then vacated if no other node holds them. Every key shares one hash tag
+// (slotGroup), so the scripts' keys sit in one slot on a Redis Cluster.
+import { slotGroup, type RedisConnections } from '../../redis/connections.js';
 import { NODE_TIMEOUT_MS } from '../presence/redis.js';
 import type { OccupancyTracker } from './occupancy.js';
 
@@ -32,10 +33,11 @@ return vacated`;
 
 /** `node`: this node's id (the one its broker and presence share use too). */
 export function redisOccupancy(redis: RedisConnections, node: string): OccupancyTracker {
-  const { prefix, commands } = redis;
-  const counts = `${prefix}occupied:n`;
-  const held = (nodeId: string) => `${prefix}occupied-node:${nodeId}`;
-  const nodes = `${prefix}occupied-nodes`;
+  const { commands } = redis;
+  const group = slotGroup(redis.prefix, 'occupied');
+  const counts = `${group}:n`;
+  const held = (nodeId: string) => `${group}:node:${nodeId}`;
+  const nodes = `${group}:nodes`;
   let heartbeatSent = false;
   const withdraw = async (nodeId: string) => (await commands.eval(WITHDRAW, 3, counts, held(nodeId), nodes, nodeId)) as string[];
   return {

@@ -2,10 +2,12 @@
 // of nodes holding the user, and a hash user → user_info (of the user's first connection). Per node: the set of
 // "channel\nuser" it holds, so its share can be removed when it dies. Nodes heartbeat into a sorted set; one
 // missing for NODE_TIMEOUT_MS is dead. Every change is one Lua script, so two nodes never both see "first".
-// The scripts build key names themselves: this needs one Redis (or a cluster-less setup), as the rest of Parley.
+// WITHDRAW builds the channels' key names itself, so every key of this part shares one hash tag (slotGroup):
+// on a Redis Cluster they all sit in one slot, where a script may touch keys it was not given. It is small (an
+// entry per member and node); the channels' traffic, the heavy part, spreads over the masters (../broker/).
 import type { PresenceSnapshot } from '../channels.js';
 import type { PresenceManager } from './presence.js';
-import type { RedisConnections } from '../../redis/connections.js';
+import { slotGroup, type RedisConnections } from '../../redis/connections.js';
 
 /** A node silent this long has its presence share removed by the others. */
 export const NODE_TIMEOUT_MS = 30_000;
@@ -27,17 +29,17 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return 1`;
 
-/** KEYS: the node's set, the nodes zset. ARGV: key prefix, node id. Returns the "channel\nuser" no node holds any more. */
+/** KEYS: the node's set, the nodes zset. ARGV: the keys' common start (slotGroup), node id. Returns the "channel\nuser" no node holds any more. */
 const WITHDRAW = `
 local removed = {}
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local sep = string.find(m, '\\n', 1, true)
   local channel = string.sub(m, 1, sep - 1)
   local user = string.sub(m, sep + 1)
-  local counts = ARGV[1] .. 'presence:' .. channel .. ':n'
+  local counts = ARGV[1] .. channel .. ':n'
   if redis.call('HINCRBY', counts, user, -1) <= 0 then
     redis.call('HDEL', counts, user)
-    redis.call('HDEL', ARGV[1] .. 'presence:' .. channel .. ':i', user)
+    redis.call('HDEL', ARGV[1] .. channel .. ':i', user)
     table.insert(removed, m)
   end
 end
@@ -47,15 +49,17 @@ return removed`;
 
 /** `node`: this node's id (the one its broker and occupancy share use too). */
 export function redisPresence(redis: RedisConnections, node: string): PresenceManager {
-  const { prefix, commands } = redis;
-  const counts = (channel: string) => `${prefix}presence:${channel}:n`;
-  const infos = (channel: string) => `${prefix}presence:${channel}:i`;
-  const held = (nodeId: string) => `${prefix}presence-node:${nodeId}`;
-  const nodes = `${prefix}presence-nodes`;
+  const { commands } = redis;
+  const group = slotGroup(redis.prefix, 'presence');
+  const channelKeys = `${group}:ch:`;
+  const counts = (channel: string) => `${channelKeys}${channel}:n`;
+  const infos = (channel: string) => `${channelKeys}${channel}:i`;
+  const held = (nodeId: string) => `${group}:node:${nodeId}`;
+  const nodes = `${group}:nodes`;
   let heartbeatSent = false;
 
   async function withdraw(nodeId: string) {
-    const removed = (await commands.eval(WITHDRAW, 2, held(nodeId), nodes, prefix, nodeId)) as string[];
+    const removed = (await commands.eval(WITHDRAW, 2, held(nodeId), nodes, channelKeys, nodeId)) as string[];
     return removed.map((m) => {
       const sep = m.indexOf('\n');
       return { channel: m.slice(0, sep), userId: m.slice(sep + 1) };
