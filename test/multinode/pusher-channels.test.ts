@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import PusherServer from 'pusher';
 import { Cluster } from '../../testkit/cluster.js';
+import type { RedisCluster } from '../../testkit/redis-cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
 import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
 import { SECRETS } from '../../testkit/secrets.js';
 import { sleep, until } from '../../testkit/wait.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 
 /** The host app's server side: signs subscriptions with the shared app secret. */
 const sdk = new PusherServer({ appId: SECRETS.BROADCAST_APP_ID, key: SECRETS.BROADCAST_APP_KEY, secret: SECRETS.BROADCAST_APP_SECRET, host: '127.0.0.1' });
@@ -68,7 +70,8 @@ class Tab {
 
 const tabs: PusherClient[] = [];
 
-describe('presence channels and client events on two nodes', { timeout: 60_000 }, () => {
+for (const backend of REDIS_BACKENDS) describe(`presence channels and client events on two nodes sharing ${backend.name}`, { timeout: 60_000 }, () => {
+  let redis: RedisCluster | undefined;
   let cluster: Cluster;
   let node1: ParleyNode;
   let node2: ParleyNode;
@@ -76,7 +79,8 @@ describe('presence channels and client events on two nodes', { timeout: 60_000 }
   const freshChannel = () => `presence-room-${++channelNo}`;
 
   before(async () => {
-    cluster = await Cluster.start({ nodes: 2 });
+    redis = await backend.start();
+    cluster = await Cluster.start({ redis, nodes: 2 });
     [node1, node2] = cluster.nodes as [ParleyNode, ParleyNode];
   });
 
@@ -87,6 +91,7 @@ describe('presence channels and client events on two nodes', { timeout: 60_000 }
 
   after(async () => {
     await cluster?.close();
+    await redis?.close();
   });
 
   test('a member on another node is in the list, and joining is announced across nodes', async () => {

@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import PusherServer from 'pusher';
 import { Cluster } from '../../testkit/cluster.js';
+import type { RedisCluster } from '../../testkit/redis-cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
 import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
 import { SECRETS } from '../../testkit/secrets.js';
 import { sleep, until } from '../../testkit/wait.js';
 import { webhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 
 const sdk = new PusherServer({ appId: SECRETS.BROADCAST_APP_ID, key: SECRETS.BROADCAST_APP_KEY, secret: SECRETS.BROADCAST_APP_SECRET, host: '127.0.0.1' });
 const clients: PusherClient[] = [];
@@ -38,7 +40,8 @@ function subscribed(client: PusherClient, channel: string): Promise<void> {
   });
 }
 
-describe('webhooks on two nodes', { timeout: 60_000 }, () => {
+for (const backend of REDIS_BACKENDS) describe(`webhooks on two nodes sharing ${backend.name}`, { timeout: 60_000 }, () => {
+  let redis: RedisCluster | undefined;
   let cluster: Cluster;
   let node1: ParleyNode;
   let node2: ParleyNode;
@@ -50,7 +53,8 @@ describe('webhooks on two nodes', { timeout: 60_000 }, () => {
 
   before(async () => {
     receiver = await webhookReceiver({ key: SECRETS.BROADCAST_APP_KEY, secret: SECRETS.BROADCAST_APP_SECRET });
-    cluster = await Cluster.start({ nodes: 2, env: { BROADCAST_WEBHOOK_URLS: receiver.url } });
+    redis = await backend.start();
+    cluster = await Cluster.start({ redis, nodes: 2, env: { BROADCAST_WEBHOOK_URLS: receiver.url } });
     [node1, node2] = cluster.nodes as [ParleyNode, ParleyNode];
   });
 
@@ -62,6 +66,7 @@ describe('webhooks on two nodes', { timeout: 60_000 }, () => {
 
   after(async () => {
     await cluster?.close();
+    await redis?.close();
     await receiver?.close();
   });
 

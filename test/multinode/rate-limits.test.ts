@@ -3,17 +3,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Cluster } from '../../testkit/cluster.js';
+import type { RedisCluster } from '../../testkit/redis-cluster.js';
 import { requestJson } from '../../testkit/http.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 
 const LIMIT = 4;
 
-describe('rate limits shared by two nodes through Redis', { timeout: 120_000 }, () => {
+for (const backend of REDIS_BACKENDS) describe(`rate limits shared by two nodes through ${backend.name}`, { timeout: 120_000 }, () => {
+  let redis: RedisCluster | undefined;
   let cluster: Cluster;
   let node1: ParleyNode;
   let node2: ParleyNode;
   before(async () => {
+    redis = await backend.start();
     cluster = await Cluster.start({
+      redis,
       nodes: 2,
       env: { CHAT_RATE_EDITS_PER_MINUTE: String(LIMIT), CHAT_RATE_AUTH_FAILURES_PER_MINUTE: String(LIMIT) },
     });
@@ -21,6 +26,7 @@ describe('rate limits shared by two nodes through Redis', { timeout: 120_000 }, 
   });
   after(async () => {
     await cluster?.close();
+    await redis?.close();
   });
 
   test('edits alternating between the nodes: the limit holds for the pair, not per node', async () => {

@@ -4,14 +4,18 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { Cluster } from '../../testkit/cluster.js';
+import type { RedisCluster } from '../../testkit/redis-cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
 import { sleep } from '../../testkit/wait.js';
 import { EchoClient, type EchoTarget } from '../support/echo.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 
 const PRESENCE_TIMEOUT_MS = 600;
 const TYPING_TIMEOUT_MS = 400;
 
-describe('three nodes on one PostgreSQL and one Redis', { timeout: 90_000 }, () => {
+for (const backend of REDIS_BACKENDS) describe(`three nodes on one PostgreSQL and ${backend.name}`, { timeout: 90_000 }, () => {
+  let redis: RedisCluster | undefined;
+  const redisSkip = () => (backend.cluster ? false : 'only a Redis Cluster has shard channels');
   let cluster: Cluster;
   let node1: ParleyNode;
   let node2: ParleyNode;
@@ -20,7 +24,9 @@ describe('three nodes on one PostgreSQL and one Redis', { timeout: 90_000 }, () 
   let nextUserId = 5000;
 
   before(async () => {
+    redis = await backend.start();
     cluster = await Cluster.start({
+      redis,
       nodes: 3,
       env: {
         CHAT_PRESENCE_TIMEOUT_MS: String(PRESENCE_TIMEOUT_MS),
@@ -40,6 +46,7 @@ describe('three nodes on one PostgreSQL and one Redis', { timeout: 90_000 }, () 
   after(async () => {
     await Promise.all(clients.splice(0).map((c) => c.disconnect()));
     await cluster?.close();
+    await redis?.close();
   });
 
   // -------------------------------------------------------------------------------------------
@@ -287,5 +294,18 @@ describe('three nodes on one PostgreSQL and one Redis', { timeout: 90_000 }, () 
     assert.match(metrics1, /^parley_socket_connections [1-9]/m);
     const metrics2 = await (await fetch(`${node2.baseUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     assert.match(metrics2, /^parley_events_dispatched_total\{event="MessageSent"\} [1-9]/m);
+  });
+
+  test('on a Redis Cluster each Pusher channel has a shard channel of its own, named after it, and the channels spread over the masters', { skip: redisSkip() }, async () => {
+    const [alice, ...others] = await users(9);
+    const conversationIds = await Promise.all(others.map((other) => direct(node2, alice, other)));
+    await listening(node1, alice, conversationIds);
+    const byMaster = redis!.shardChannels(`${cluster.redisPrefix}*`);
+    const all = [...byMaster.values()].flat();
+    for (const name of [...conversationIds.map((id) => `private-chat.conversation.${id}`), `private-chat.user.${alice}`]) {
+      assert.ok(all.includes(`${cluster.redisPrefix}ch:{${name}}`), `a shard channel for ${name} among ${JSON.stringify(all)}`);
+    }
+    // Nine channels over three masters: more than one master carries some (each master's share is its slots').
+    assert.ok([...byMaster.values()].filter((channels) => channels.some((c) => c.includes(':ch:'))).length >= 2, JSON.stringify([...byMaster]));
   });
 });
