@@ -168,4 +168,20 @@ describe('@parley/client: socket, events and catch-up', () => {
       'm1 came live and was not repeated by the catch-up (whose cursor is older than m1)',
     );
   });
+
+  test('a socket server that refuses connections for a while: the client tries again by itself and is live soon after it answers', async () => {
+    proxy = await startTcpProxy(app.port);
+    const bob = await clientOf(app, 2, { wsHost: '127.0.0.1', wsPort: proxy.port });
+    await bob.connect();
+    proxy.drop({ refuse: true });
+    await eventually(() => assert.equal(bob.state, 'connecting'));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // pusher-js's own attempts fail meanwhile
+    const opened = proxy.opened;
+    proxy.restore();
+    const restoredAt = Date.now();
+    await eventually(() => assert.equal(bob.state, 'live'), 10_000);
+    const took = Date.now() - restoredAt;
+    assert.ok(took < 5_000, `live again ${took} ms after the server answered (pusher-js alone: up to 15 s)`);
+    assert.ok(proxy.opened > opened, 'through a new connection');
+  });
 });

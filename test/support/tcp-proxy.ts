@@ -1,6 +1,7 @@
 // A TCP proxy in front of a server, for a network that goes away and comes back: `drop()` cuts every open
 // connection, and connections opened while it is down wait unanswered (as over a network that is gone) until
-// `restore()`, which lets them through to the server.
+// `restore()`, which lets them through to the server; `drop({ refuse: true })` cuts new ones at once instead
+// (as a server that is down).
 import { once } from 'node:events';
 import { createConnection, createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,7 @@ export interface TcpProxy {
   readonly port: number;
   /** Connections that reached the server through the proxy so far. */
   readonly opened: number;
-  drop(): void;
+  drop(options?: { refuse?: boolean }): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -18,6 +19,7 @@ export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Pro
   const open = new Set<Socket>();
   const held: Socket[] = [];
   let down = false;
+  let refuse = false;
   let opened = 0;
 
   const track = (s: Socket) => {
@@ -37,7 +39,8 @@ export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Pro
 
   const server = createServer((client) => {
     track(client);
-    if (down) {
+    if (down && refuse) client.destroy();
+    else if (down) {
       client.pause();
       held.push(client);
     } else forward(client);
@@ -49,8 +52,9 @@ export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Pro
     get opened() {
       return opened;
     },
-    drop() {
+    drop(options = {}) {
       down = true;
+      refuse = options.refuse ?? false;
       for (const s of open) s.destroy();
     },
     restore() {

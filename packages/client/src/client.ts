@@ -22,6 +22,11 @@ export interface ParleyClientOptions extends SocketOptions {
   cursor?: string;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * After a lost connection, how long each new attempt may take before the client starts another (ms; the last
+   * repeats). pusher-js alone waits up to 15-60 s per attempt, long after a restarted server answers again.
+   */
+  reconnectDelaysMs?: readonly number[];
 }
 
 /**
@@ -33,6 +38,7 @@ export type ConnectionState = 'disconnected' | 'connecting' | 'syncing' | 'live'
 /** Live changes waiting for their copy from a sync before the client syncs by itself to confirm them. */
 const CHECKPOINT_AFTER = 200;
 const RETRY_SYNC_MS = 2_000;
+const RECONNECT_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 const userChannel = (id: number) => `private-chat.user.${id}`;
 const conversationChannel = (id: number) => `private-chat.conversation.${id}`;
 
@@ -56,6 +62,8 @@ export class ParleyClient {
   private buffer: { name: string; payload: unknown; channel: string }[] = [];
   private syncChain: Promise<unknown> = Promise.resolve();
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private reconnectAttempts = 0;
 
   constructor(private readonly options: ParleyClientOptions) {
     this.http = new Http(options.baseUrl.replace(/\/+$/, ''), options.token, options.fetch ?? ((input, init) => fetch(input, init)));
@@ -155,9 +163,21 @@ export class ParleyClient {
     return run;
   }
 
+  /**
+   * While the connection is lost: try again now (e.g. when the browser is back online or a tab is shown again).
+   * The channels stay; once they are subscribed again the client catches up, then is live.
+   */
+  reconnect(): void {
+    const pusher = this.pusher;
+    if (!pusher || pusher.connection.state === 'connected') return;
+    pusher.disconnect();
+    pusher.connect();
+  }
+
   /** Closes the socket; handlers stay registered, and connect() opens it again (from the same cursor). */
   disconnect(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.stopReconnecting();
     const pusher = this.pusher;
     this.pusher = null;
     this.channels.clear();
@@ -264,11 +284,34 @@ export class ParleyClient {
 
   private onSocketState(current: string): void {
     if (!this.pusher) return;
-    if (current === 'connected') return this.maybeCatchUp();
+    if (current === 'connected') {
+      this.stopReconnecting();
+      return this.maybeCatchUp();
+    }
     // The socket is gone: every channel must be subscribed again, and what was missed meanwhile caught up.
     for (const name of this.channels.keys()) this.channels.set(name, false);
     this.needsCatchUp = true;
     this.setState('connecting');
+    this.reconnectLater();
+  }
+
+  /** A fresh attempt after each delay of the schedule while the connection stays lost. */
+  private reconnectLater(): void {
+    if (this.reconnectTimer) return;
+    const delays = this.options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
+    const delay = delays[Math.min(this.reconnectAttempts, delays.length - 1)] ?? 1_000;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.reconnectAttempts++;
+      this.reconnect();
+      if (this.pusher && this.pusher.connection.state !== 'connected') this.reconnectLater();
+    }, delay);
+  }
+
+  private stopReconnecting(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.reconnectAttempts = 0;
   }
 
   /** Once the socket is back and every channel subscribed again: sync, then live. */
