@@ -184,4 +184,40 @@ describe('@parley/client: socket, events and catch-up', () => {
     assert.ok(took < 5_000, `live again ${took} ms after the server answered (pusher-js alone: up to 15 s)`);
     assert.ok(proxy.opened > opened, 'through a new connection');
   });
+
+  test('connect twice at once opens one socket; watch waits for connect; disconnect while connecting stops it', async () => {
+    proxy = await startTcpProxy(app.port);
+    const alice = await clientOf(app, 1);
+    const bob = await clientOf(app, 2, { wsHost: '127.0.0.1', wsPort: proxy.port });
+    const { id } = await alice.conversations.openDirect(2);
+    const first = bob.connect();
+    const watched = bob.watch(id);
+    await Promise.all([first, bob.connect(), watched]);
+    assert.equal(proxy.opened, 1, 'one socket');
+    const { seen } = recordMessageChanges(bob);
+    const m = await alice.messages.send(id, { body: 'to the one socket' });
+    await eventually(() => assert.deepEqual(seen, [`MessageSent ${m.id} to the one socket`]));
+
+    const carol = await clientOf(app, 3, { wsHost: '127.0.0.1', wsPort: proxy.port });
+    const opening = carol.connect();
+    carol.disconnect();
+    await assert.rejects(opening);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(carol.state, 'disconnected');
+    assert.equal(proxy.opened, 1, 'the disconnected opening opened no socket');
+  });
+
+  test('a token function that fails is asked again by the next call', async () => {
+    let calls = 0;
+    const token = await app.token(3, 'Carol');
+    const carol = await clientOf(app, 3, {
+      token: async () => {
+        if (calls++ === 0) throw new Error('the sign-in service is down');
+        return token;
+      },
+    });
+    await assert.rejects(carol.conversations.list(), /the sign-in service is down/);
+    await carol.conversations.list();
+    assert.equal(calls, 2);
+  });
 });

@@ -51,6 +51,9 @@ export class ParleyClient {
   private readonly stateListeners = new Set<(state: ConnectionState) => void>();
   private readonly resetListeners = new Set<(error: ParleyError) => void>();
   private pusher: PusherClient | null = null;
+  private connecting: Promise<void> | null = null;
+  /** Counts connect() and disconnect() calls, so an opening that was disconnected meanwhile stops. */
+  private generation = 0;
   private _state: ConnectionState = 'disconnected';
   private _cursor: string | null;
   private _userId: number | null;
@@ -122,23 +125,43 @@ export class ParleyClient {
   }
 
   /** Opens the socket, subscribes the user's channel, catches up from the cursor; resolves once live. */
-  async connect(): Promise<void> {
-    if (this.pusher) return this.whenSubscribed(userChannel(this._userId!));
-    this._userId ??= userIdOfToken(await this.http.currentToken());
+  connect(): Promise<void> {
+    if (!this.connecting) {
+      const opening = this.open(++this.generation);
+      this.connecting = opening;
+      opening.catch(() => this.connecting === opening && (this.connecting = null));
+    }
+    return this.connecting;
+  }
+
+  private async open(generation: number): Promise<void> {
+    const stillMine = () => {
+      if (generation !== this.generation) throw new Error('disconnected before the client was live');
+    };
     this.setState('connecting');
-    // Without a cursor the client starts from now: what happens from here on arrives live or from a sync.
-    this._cursor ??= (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
-    const pusher = (this.pusher = createPusher(this.http, this.options));
-    pusher.connection.bind('state_change', ({ current }: { current: string }) => this.onSocketState(current));
-    this.needsCatchUp = true;
-    const subscribed = this.subscribe(userChannel(this._userId));
-    await subscribed;
-    await this.whenLive();
+    try {
+      this._userId ??= userIdOfToken(await this.http.currentToken());
+      // Without a cursor the client starts from now: what happens from here on arrives live or from a sync.
+      this._cursor ??= (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
+      stillMine();
+      const pusher = (this.pusher = createPusher(this.http, this.options));
+      pusher.connection.bind('state_change', ({ current }: { current: string }) => this.onSocketState(current));
+      this.needsCatchUp = true;
+      await this.subscribe(userChannel(this._userId));
+      stillMine();
+      await this.whenLive();
+    } catch (err) {
+      if (generation === this.generation) this.disconnect();
+      throw err;
+    }
   }
 
   /** Subscribes the conversation's channel (its events then arrive live), then catches up. */
   async watch(conversationId: number): Promise<void> {
-    if (!this.pusher) throw new Error('connect() first');
+    if (!this.pusher) {
+      if (!this.connecting) throw new Error('connect() first');
+      await this.connecting;
+    }
     const name = conversationChannel(conversationId);
     if (this.channels.has(name)) return this.whenSubscribed(name);
     await this.subscribe(name);
@@ -150,6 +173,7 @@ export class ParleyClient {
     const name = conversationChannel(conversationId);
     if (!this.channels.delete(name)) return;
     this.pusher?.unsubscribe(name);
+    for (const w of this.waiting.get(name)?.splice(0) ?? []) w.reject(new Error(`unwatched ${name}`));
   }
 
   /**
@@ -176,6 +200,8 @@ export class ParleyClient {
 
   /** Closes the socket; handlers stay registered, and connect() opens it again (from the same cursor). */
   disconnect(): void {
+    this.generation++;
+    this.connecting = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.stopReconnecting();
     const pusher = this.pusher;

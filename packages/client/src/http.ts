@@ -26,7 +26,13 @@ export class Http {
 
   /** The current token (asked for once, then again only after a 401). */
   currentToken(): Promise<string> {
-    this.token ??= Promise.resolve(typeof this.tokenSource === 'function' ? this.tokenSource() : this.tokenSource);
+    if (!this.token) {
+      const source = this.tokenSource;
+      const token = Promise.resolve().then(() => (typeof source === 'function' ? source() : source));
+      this.token = token;
+      // A token function that failed is asked again by the next call.
+      token.catch(() => this.token === token && (this.token = null));
+    }
     return this.token;
   }
 
