@@ -65,6 +65,13 @@ describe('startup failures in one line', () => {
     assert.match(redisStartupError(new Error('WRONGPASS invalid username-password pair'), 'redis://:x@r:6380').message, /^Redis at r:6380 refused the connection: WRONGPASS .*Fix: correct the password in REDIS_URL\.$/);
   });
 
+  test('Redis Cluster and Sentinel: the addresses tried and the settings to correct', () => {
+    const cluster = redisStartupError(new Error('Failed to refresh slots cache.'), { kind: 'cluster', nodes: [{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }] });
+    assert.match(cluster.message, /^Cannot reach the Redis Cluster at r1:7000, r2:7001 \(Failed to refresh slots cache\.\)\. Fix: .*REDIS_CLUSTER_NODES\.$/);
+    const sentinel = redisStartupError(new Error('All sentinels are unreachable.'), { kind: 'sentinel', sentinels: [{ host: 's1', port: 26379 }], master: 'parley' });
+    assert.match(sentinel.message, /^Cannot reach Redis primary "parley" through the sentinels at s1:26379 .*Fix: .*REDIS_SENTINELS and REDIS_SENTINEL_MASTER\.$/);
+  });
+
   test('listening: not allowed (EACCES) is exit code 1, a HOST that is not an address here (EADDRNOTAVAIL) is a setting to fix: 2', () => {
     assert.equal(listenStartupError(systemError('EACCES'), '0.0.0.0', 80).exitCode, 1);
     const host = listenStartupError(systemError('EADDRNOTAVAIL'), '10.9.9.9', 8080);
