@@ -220,4 +220,14 @@ describe('@parley/client: socket, events and catch-up', () => {
     await carol.conversations.list();
     assert.equal(calls, 2);
   });
+
+  test('while live the client syncs every syncEveryMs by itself: a change of a conversation it does not watch arrives', async () => {
+    const alice = await clientOf(app, 1);
+    const carol = await clientOf(app, 3, { syncEveryMs: 300 });
+    const { id } = await alice.conversations.openDirect(3);
+    await carol.connect();
+    const { sources } = recordMessageChanges(carol);
+    const m = await alice.messages.send(id, { body: 'unwatched' });
+    await eventually(() => assert.deepEqual(sources, [`MessageSent ${m.id} unwatched: sync`]), 3_000);
+  });
 });

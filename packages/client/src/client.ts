@@ -27,6 +27,11 @@ export interface ParleyClientOptions extends SocketOptions {
    * repeats). pusher-js alone waits up to 15-60 s per attempt, long after a restarted server answers again.
    */
   reconnectDelaysMs?: readonly number[];
+  /**
+   * While live, the client also syncs this often (ms, default 5 minutes): changes of conversations it does not
+   * watch arrive at the latest then, and its cursor never grows older than the server keeps changes.
+   */
+  syncEveryMs?: number;
 }
 
 /**
@@ -37,6 +42,8 @@ export type ConnectionState = 'disconnected' | 'connecting' | 'syncing' | 'live'
 
 /** Live changes waiting for their copy from a sync before the client syncs by itself to confirm them. */
 const CHECKPOINT_AFTER = 200;
+/** While live the client syncs this often too, so its cursor never grows older than the feed keeps changes. */
+const CHECKPOINT_EVERY_MS = 5 * 60_000;
 const RETRY_SYNC_MS = 2_000;
 const RECONNECT_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 const userChannel = (id: number) => `private-chat.user.${id}`;
@@ -65,6 +72,7 @@ export class ParleyClient {
   private buffer: { name: string; payload: unknown; channel: string }[] = [];
   private syncChain: Promise<unknown> = Promise.resolve();
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private reconnectAttempts = 0;
 
@@ -203,6 +211,7 @@ export class ParleyClient {
     this.generation++;
     this.connecting = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.stopReconnecting();
     const pusher = this.pusher;
     this.pusher = null;
@@ -234,6 +243,7 @@ export class ParleyClient {
         if (!page.data.has_more) break;
       }
       this.ledger.syncDone(startedAt);
+      this.checkpointLater();
       return delivered;
     } finally {
       if (--this.syncDepth === 0) this.flushBuffer();
@@ -364,6 +374,12 @@ export class ParleyClient {
         this.retryTimer = setTimeout(() => this.maybeCatchUp(), RETRY_SYNC_MS);
       },
     );
+  }
+
+  private checkpointLater(): void {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    const every = this.options.syncEveryMs ?? CHECKPOINT_EVERY_MS;
+    this.checkpointTimer = this.pusher ? setTimeout(() => this._state === 'live' && void this.sync().catch(() => this.checkpointLater()), every) : null;
   }
 
   private setState(state: ConnectionState): void {
