@@ -160,6 +160,20 @@ export class RedisCluster {
     return replica.port;
   }
 
+  /**
+   * Moves the slot of `key` from its master to the master on port `to` (CLUSTER SETSLOT ... NODE on every
+   * master, as `redis-cli --cluster reshard` ends): clients using the old master get MOVED from then on. The slot
+   * must hold no keys (a shard channel's slot, say).
+   */
+  moveSlotOf(key: string, to: number): void {
+    const from = this.masterOf(key);
+    const slot = redisCli(from, 'cluster', 'keyslot', key);
+    const id = (port: number) => redisCli(port, 'cluster', 'myid');
+    redisCli(to, 'cluster', 'setslot', slot, 'importing', id(from));
+    redisCli(from, 'cluster', 'setslot', slot, 'migrating', id(to));
+    for (const port of [from, to, ...this.masters().filter((p) => p !== from && p !== to)]) redisCli(port, 'cluster', 'setslot', slot, 'node', id(to));
+  }
+
   /** The shard channels with subscribers, per live master (PUBSUB SHARDCHANNELS on each). */
   shardChannels(pattern = '*'): Map<number, string[]> {
     return new Map(this.masters().map((port) => [port, redisCli(port, 'pubsub', 'shardchannels', pattern).split('\n').filter((c) => c !== '')]));

@@ -1,6 +1,6 @@
 // Redis failovers survived without restarting Parley, on real node processes and real Redis processes of the
-// test's own: a Redis Cluster master killed (its replica takes over) and a Sentinel-managed primary killed (the
-// sentinels promote the replica). Throughout, sends keep being answered 201, no message answered 201 is lost,
+// test's own: a Redis Cluster slot moved to another master (MOVED), a Cluster master killed (its replica takes
+// over) and a Sentinel-managed primary killed (the sentinels promote the replica). Throughout, sends keep being answered 201, no message answered 201 is lost,
 // the clients' sockets stay open, and cross-node delivery resumes by itself.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -98,7 +98,7 @@ async function survivesFailover(cluster: Cluster, failover: (channelTopic: strin
   }
 }
 
-describe('a Redis Cluster master killed while two nodes run', { timeout: 120_000 }, () => {
+describe('a Redis Cluster slot moved and a master killed while two nodes run', { timeout: 120_000 }, () => {
   let redis: RedisCluster;
   let cluster: Cluster;
 
@@ -112,6 +112,39 @@ describe('a Redis Cluster master killed while two nodes run', { timeout: 120_000
   after(async () => {
     await cluster?.close();
     await redis?.close();
+  });
+
+  test('a channel’s slot moved to another master (MOVED): its shard channel follows and cross-node delivery goes on', async () => {
+    const [node1, node2] = cluster.nodes as [ParleyNode, ParleyNode];
+    const [alice, bob] = [9201, 9202];
+    for (const id of [alice, bob]) assert.equal((await node1.request(id, 'GET', '/conversations')).status, 200);
+    const conversationId: number = (await node1.request(alice, 'POST', '/conversations', { user_id: bob })).body.data.id;
+    const b = await EchoClient.connect(node1, bob);
+    try {
+      await b.subscribeConversation(conversationId);
+      const topic = `${cluster.redisPrefix}ch:{private-chat.conversation.${conversationId}}`;
+      const from = redis.masterOf(topic);
+      const to = redis.masters().find((port) => port !== from)!;
+      redis.moveSlotOf(topic, to);
+      const movedAt = Date.now();
+      let probes = 0;
+      await until(
+        async () => {
+          const res = await node2.request(alice, 'POST', `/conversations/${conversationId}/messages`, { body: `probe ${++probes}` });
+          assert.equal(res.status, 201);
+          await sleep(150);
+          return b.events('MessageSent', (p) => p.id === res.body.data.id).length > 0;
+        },
+        10_000,
+        () => `cross-node delivery did not go on after the move (${probes} probes)`,
+        100,
+      );
+      report(`slot of ${topic} moved from ${from} to ${to}: delivered again ${Date.now() - movedAt} ms later (${probes} probe(s))`);
+      assert.ok(redis.shardChannels().get(to)?.includes(topic), `${topic} is subscribed on ${to} now`);
+      assert.ok(!redis.shardChannels().get(from)?.includes(topic), `and no longer on ${from}`);
+    } finally {
+      await b.disconnect();
+    }
   });
 
   test('its replica takes over: sends keep answering 201, none is lost, and the channel’s shard channel moves to the new master', async () => {
