@@ -3,8 +3,8 @@
 import { ParleyClient, type ParleyClientOptions } from '../../packages/client/src/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
-export async function startClientTestApp(): Promise<TestApp> {
-  const app = await startTestApp({ database: 'pglite' });
+export async function startClientTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const app = await startTestApp({ database: 'pglite', env });
   // Users exist once they have signed in once.
   for (const id of [1, 2, 3]) await app.request(id, 'GET', '/conversations');
   return app;

@@ -1,6 +1,6 @@
 // The named calls of @parley/client against a real Parley: conversations and messages (docs/api.md), their
-// answers and their errors as ParleyError; and a send whose answer is lost is retried with its
-// client_message_id, so the message exists once.
+// answers and their errors as ParleyError; a send whose answer is lost is retried with its client_message_id, so
+// the message exists once; and a cursor older than the feed keeps (this app keeps changes 2 s) resets the client.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ParleyError } from '../../packages/client/src/index.js';
@@ -10,7 +10,7 @@ import { clientOf, disconnectClients, startClientTestApp } from './helpers.js';
 describe('@parley/client: conversations and messages', () => {
   let app: TestApp;
   before(async () => {
-    app = await startClientTestApp();
+    app = await startClientTestApp({ CHAT_SYNC_RETENTION_S: '2' });
   });
   afterEach(disconnectClients);
   after(() => app?.close());
@@ -102,5 +102,21 @@ describe('@parley/client: conversations and messages', () => {
     assert.equal(sent[0], sent[1], 'with the same client_message_id');
     const history = (await alice.messages.list(id, { limit: 100 })).data.filter((m) => m.body === 'sent once, answered once');
     assert.deepEqual(history.map((m) => m.id), [message.id], 'one message');
+  });
+
+  test('a cursor older than the feed keeps: sync calls onReset with the 410 and goes on from now', async () => {
+    const alice = await clientOf(app, 1);
+    const { id } = await alice.conversations.openDirect(2);
+    await alice.sync(); // takes a cursor
+    const old = alice.cursor;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await alice.messages.send(id, { body: 'after the cursor expired' });
+    const resets: ParleyError[] = [];
+    alice.onReset((err) => resets.push(err));
+    assert.equal(await alice.sync(), 0, 'nothing delivered: the gap cannot be filled');
+    assert.deepEqual(resets.map((e) => [e.status, e.code]), [[410, 'cursor_expired']]);
+    assert.notEqual(alice.cursor, old);
+    assert.equal(await alice.sync(), 0, 'from the new cursor');
+    assert.equal(resets.length, 1);
   });
 });
