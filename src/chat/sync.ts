@@ -68,6 +68,19 @@ const isAfter = (a: FeedPosition, b: FeedPosition): boolean => a.tx > b.tx || (a
 /** The upper bound (xmax) of a pg_snapshot text: no transaction at or above it is seen. */
 const snapshotEnd = (snapshot: string): number => Number(snapshot.split(':')[1]);
 
+/** How long a sync waits for the transactions that were running when it read (see syncChanges). */
+export const SYNC_SETTLE_MS = 500;
+
+/** Waits until every transaction of this database below `end` has ended: true, or false after `waitMs`. */
+async function horizonReaches(db: DB, end: number, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
+    if ((await feedHorizon(db)).horizon >= end) return true;
+    if (Date.now() >= deadline) return false;
+  }
+}
+
 /** The position of a feed read now: every change committed before it is before the cursor. */
 export async function cursorNow(db: DB | Tx): Promise<string> {
   const { horizon, snapshot } = await feedHorizon(db);
@@ -83,7 +96,13 @@ export async function syncChanges(ctx: ChatContext, actor: Actor, options: { sin
   if (Date.now() - since.t > ctx.limits.syncRetentionSeconds * 1000) {
     throw new ChatError('cursor_expired', 'The cursor is older than the change feed keeps (CHAT_SYNC_RETENTION_S): load the state again, then sync from its cursor.');
   }
-  const { horizon, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1);
+  let { horizon, end, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1);
+  // Transactions that began before this read were still running: until they end, their changes and those of
+  // every later one are held back (store/change-feed.ts). Most end within milliseconds; waiting for them (not
+  // long) means a sync has every change committed before it was asked, as a client just back online expects.
+  if (rows.length <= options.limit && horizon < end && (await horizonReaches(ctx.db, end, SYNC_SETTLE_MS))) {
+    ({ horizon, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1));
+  }
   const hasMore = rows.length > options.limit;
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);

@@ -2,8 +2,9 @@
 //
 // A position is (tx, seq): the writing transaction's id and the row's order in it. Transaction ids are handed
 // out when a transaction first locks or writes, and transactions commit in another order, so the feed is read
-// only below the horizon: the oldest transaction id still running (pg_snapshot_xmin). Every transaction below
-// it has ended, so the rows there are final: a position handed out is never passed by a later commit.
+// only below the horizon: the oldest transaction id still running in this database (see HORIZON). Every
+// transaction below it has ended, so the rows there are final: a position handed out is never passed by a later
+// commit.
 // Ordering by transaction id is the order of commits wherever it matters: every use case takes its locks
 // before it writes (store/locks.ts), so of two transactions that touch the same rows the one that locked them
 // first also got the lower id and committed first.
@@ -50,14 +51,33 @@ export async function appendChanges(trx: Tx | DB, changes: readonly ChangeDraft[
 }
 
 /**
+ * The horizon of the statement's snapshot, with its end (xmax) and the snapshot itself: the oldest transaction
+ * still running, leaving out those known to run in another database of the same server. Transaction ids are the
+ * server's, not the database's, so pg_snapshot_xmin alone would let any long transaction next door (a bulk load,
+ * a migration of another application) hold back every sync here; a transaction of another database never writes
+ * this feed. Known: its id is a backend's in pg_stat_activity under another database (the role needs to see
+ * other roles' sessions, pg_read_all_stats, for those; unknown ones count as running here, as before). A
+ * transaction that ended since the snapshot is no longer there, so it counts too: its rows are not in the
+ * snapshot.
+ */
+const HORIZON = sql`(select pg_current_snapshot() as snapshot) s0
+  cross join lateral (select coalesce(
+    (select min(x) from pg_snapshot_xip(s0.snapshot) x
+      where x::text::bigint % 4294967296 not in (
+        select a.backend_xid::text::bigint from pg_stat_activity a
+        where a.backend_xid is not null and a.datname is distinct from current_database())),
+    pg_snapshot_xmax(s0.snapshot))::text::bigint as horizon,
+    pg_snapshot_xmax(s0.snapshot)::text::bigint as xmax) h0`;
+
+/**
  * Where the feed stands now: every row below (horizon, 0) is final. `snapshot` is this statement's snapshot
  * (pg_snapshot text), whose committed transactions at or above the horizon a reader loaded in the same
- * snapshot has seen already.
+ * snapshot has seen already; `end` its xmax (transactions at or above it had not started).
  */
-export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; snapshot: string }> {
-  const { rows } = await sql<{ horizon: string; snapshot: string }>`
-    select pg_snapshot_xmin(pg_current_snapshot())::text as horizon, pg_current_snapshot()::text as snapshot`.execute(db);
-  return { horizon: Number(rows[0]!.horizon), snapshot: rows[0]!.snapshot };
+export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; end: number; snapshot: string }> {
+  const { rows } = await sql<{ horizon: string; xmax: string; snapshot: string }>`
+    select h0.horizon, h0.xmax, s0.snapshot::text as snapshot from ${HORIZON}`.execute(db);
+  return { horizon: Number(rows[0]!.horizon), end: Number(rows[0]!.xmax), snapshot: rows[0]!.snapshot };
 }
 
 /** Below this many changes in the whole feed after a position, a read walks them in order instead of probing each conversation. */
@@ -83,15 +103,15 @@ export async function readChanges(
   seen: string | null,
   limit: number,
   walkMax: number = FEED_WALK_MAX,
-): Promise<{ horizon: number; rows: ChangeRow[] }> {
+): Promise<{ horizon: number; end: number; rows: ChangeRow[] }> {
   const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
   // tx >= after.tx restates the row comparison as a plain range, which the planner estimates from its statistics.
   const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx >= ${after.tx}::bigint and c.tx < (select horizon from h)`;
   const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
   const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
   const walk = sql`(select n from few) < ${walkMax}`;
-  const { rows } = await sql<RawChangeRow & { horizon: string }>`
-    with h as materialized (select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as horizon),
+  const { rows } = await sql<RawChangeRow & { horizon: string; xmax: string }>`
+    with h as materialized (select h0.horizon, h0.xmax from ${HORIZON}),
     -- In key order: an index range from the position, never a scan of the whole feed for the first walkMax rows.
     few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit ${walkMax}) f),
     changes as (
@@ -112,12 +132,13 @@ export async function readChanges(
           order by c.tx, c.seq limit ${limit}) c
         where not ${walk} and m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
     )
-    select h.horizon, x.* from h
+    select h.horizon, h.xmax, x.* from h
     left join lateral (select * from changes order by tx, seq limit ${limit}) x on true
     order by x.tx, x.seq`.execute(db);
   const horizon = Number(rows[0]!.horizon);
+  const end = Number(rows[0]!.xmax);
   // No change: the one row says only the horizon.
-  return { horizon, rows: (rows[0]!.tx as unknown) === null ? [] : rows.map(changeRow) };
+  return { horizon, end, rows: (rows[0]!.tx as unknown) === null ? [] : rows.map(changeRow) };
 }
 
 const changeRow = (r: RawChangeRow): ChangeRow => ({

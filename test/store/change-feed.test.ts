@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { SYNC_SETTLE_MS } from '../../src/chat/sync.js';
 import { readChanges } from '../../src/store/change-feed.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, group, newUsers, send } from '../http/helpers.js';
@@ -50,9 +51,11 @@ for (const database of DATABASES) {
   });
 }
 
-// Reading below the horizon (store/change-feed.ts) means a transaction that is still open holds back every change
-// committed after it began: /sync answers without them and its cursor stays before them. They are delayed, never
-// lost: once that transaction ends, the next sync from the same cursor has them, once.
+// Reading below the horizon (store/change-feed.ts) means a transaction of the database that is still open holds
+// back every change committed after it began: /sync waits a little for it (SYNC_SETTLE_MS), then answers without
+// them and its cursor stays before them. They are delayed, never lost: once that transaction ends, the next sync
+// from the same cursor has them, once. A transaction that ends while the sync waits lets it answer everything; one
+// in another database of the same server holds nothing back.
 if (DATABASES.includes('postgres')) {
   describe('change feed behind an open transaction (postgres)', () => {
     let app: TestApp;
@@ -63,17 +66,58 @@ if (DATABASES.includes('postgres')) {
       await app?.close();
     });
 
+    /** Opens a transaction on url that has taken a transaction id, as a writing transaction has. */
+    async function openTransaction(url: string): Promise<pg.Client> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query('begin');
+      await client.query('select pg_current_xact_id()');
+      return client;
+    }
+
+    test('a transaction in another database of the same server holds nothing back', async () => {
+      const [alice, bob] = newUsers(2);
+      const pair = await direct(app, alice, bob);
+      const start = (await app.request(bob, 'GET', '/sync')).body.data.cursor as string;
+      const elsewhere = new URL(app.config.databaseUrl!);
+      elsewhere.pathname = '/postgres';
+      const next = await openTransaction(elsewhere.toString());
+      try {
+        const sent = (await send(app, alice, pair, 'not held')).id as number;
+        const started = Date.now();
+        const page = (await app.request(bob, 'GET', `/sync?since=${start}`)).body.data;
+        assert.deepEqual(page.changes.filter((c: { type: string }) => c.type === 'MessageSent').map((c: { data: { id: number } }) => c.data.id), [sent]);
+        assert.ok(Date.now() - started < SYNC_SETTLE_MS, 'without waiting for it');
+      } finally {
+        await next.end();
+      }
+    });
+
+    test('a sync waits for a transaction of the database that ends meanwhile, then has everything', async () => {
+      const [alice, bob] = newUsers(2);
+      const pair = await direct(app, alice, bob);
+      const start = (await app.request(bob, 'GET', '/sync')).body.data.cursor as string;
+      const older = await openTransaction(app.config.databaseUrl!);
+      try {
+        const sent = (await send(app, alice, pair, 'waited for')).id as number;
+        const syncing = app.request(bob, 'GET', `/sync?since=${start}`);
+        await new Promise((resolve) => setTimeout(resolve, SYNC_SETTLE_MS / 5));
+        await older.query('commit');
+        const page = (await syncing).body.data;
+        assert.deepEqual(page.changes.filter((c: { type: string }) => c.type === 'MessageSent').map((c: { data: { id: number } }) => c.data.id), [sent]);
+      } finally {
+        await older.end();
+      }
+    });
+
     for (const end of ['commit', 'rollback'] as const) {
       test(`a change committed while an older transaction is open arrives once that transaction ends (${end})`, async () => {
         const [alice, bob] = newUsers(2);
         const pair = await direct(app, alice, bob);
         const start = (await app.request(bob, 'GET', '/sync')).body.data.cursor as string;
 
-        const older = new pg.Client({ connectionString: app.config.databaseUrl! });
-        await older.connect();
+        const older = await openTransaction(app.config.databaseUrl!);
         try {
-          await older.query('begin');
-          await older.query('select pg_current_xact_id()'); // takes a transaction id: the horizon stops here
           const sent = (await send(app, alice, pair, 'held back')).id as number;
 
           const held = (await app.request(bob, 'GET', `/sync?since=${start}`)).body.data;
