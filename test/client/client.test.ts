@@ -230,4 +230,18 @@ describe('@parley/client: socket, events and catch-up', () => {
     const m = await alice.messages.send(id, { body: 'unwatched' });
     await eventually(() => assert.deepEqual(sources, [`MessageSent ${m.id} unwatched: sync`]), 3_000);
   });
+
+  test('excludeOwnSocket: no live event for my own request (X-Socket-ID); the next sync brings it, once', async () => {
+    const bob = await clientOf(app, 2, { excludeOwnSocket: true });
+    const { id } = await bob.conversations.openDirect(1);
+    await bob.connect();
+    await bob.watch(id);
+    const { sources } = recordMessageChanges(bob);
+    const m = await bob.messages.send(id, { body: 'mine' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(sources, [], 'not live to the acting socket');
+    await bob.sync();
+    await bob.sync();
+    assert.deepEqual(sources, [`MessageSent ${m.id} mine: sync`]);
+  });
 });

@@ -119,4 +119,20 @@ describe('@parley/client: conversations and messages', () => {
     assert.equal(await alice.sync(), 0, 'from the new cursor');
     assert.equal(resets.length, 1);
   });
+
+  test('an upload through request (FormData), a message with it, and its bytes through fetch with the token', async () => {
+    const alice = await clientOf(app, 1);
+    const bob = await clientOf(app, 2);
+    const { id } = await alice.conversations.openDirect(2);
+    const form = new FormData();
+    form.append('file', new Blob(['hello, file'], { type: 'text/plain' }), 'hello.txt');
+    const { data: attachment } = await alice.request<{ data: { id: number; url: string } }>('POST', '/attachments', { body: form });
+    const message = await alice.messages.send(id, { attachment_id: attachment.id });
+    assert.equal(message.attachment?.id, attachment.id);
+    const bytes = await bob.fetch(message.attachment!.url);
+    assert.equal(bytes.status, 200);
+    assert.equal(await bytes.text(), 'hello, file');
+    const withoutToken = await fetch(new URL(message.attachment!.url, app.baseUrl));
+    assert.equal(withoutToken.status, 401, 'the bytes need the token');
+  });
 });

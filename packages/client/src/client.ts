@@ -23,6 +23,11 @@ export interface ParleyClientOptions extends SocketOptions {
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
   /**
+   * Send X-Socket-ID with every request while connected, so this client's socket gets no live events for its own
+   * requests (docs/events.md). They still come with the next sync (the feed holds your own actions too).
+   */
+  excludeOwnSocket?: boolean;
+  /**
    * After a lost connection, how long each new attempt may take before the client starts another (ms; the last
    * repeats). pusher-js alone waits up to 15-60 s per attempt, long after a restarted server answers again.
    */
@@ -77,7 +82,8 @@ export class ParleyClient {
   private reconnectAttempts = 0;
 
   constructor(private readonly options: ParleyClientOptions) {
-    this.http = new Http(options.baseUrl.replace(/\/+$/, ''), options.token, options.fetch ?? ((input, init) => fetch(input, init)));
+    const ownSocket = (): Record<string, string> => (options.excludeOwnSocket && this.socketId ? { 'X-Socket-ID': this.socketId } : {});
+    this.http = new Http(options.baseUrl.replace(/\/+$/, ''), options.token, options.fetch ?? ((input, init) => fetch(input, init)), ownSocket);
     this._cursor = options.cursor ?? null;
     this._userId = options.userId ?? null;
     this.conversations = conversationsApi(this.http, (page, opts) => {
@@ -110,6 +116,14 @@ export class ParleyClient {
   /** Any call of docs/api.md: `path` below /api/chat/v1; same token, refresh and errors as the named methods. */
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<T> {
     return this.http.request<T>(method, path, options);
+  }
+
+  /**
+   * fetch with the token (and its refresh after a 401) for what is not JSON: an attachment's bytes, a request that
+   * must outlive the page (`keepalive`). `url` absolute, or a path of the server (`/api/chat/v1/...`).
+   */
+  fetch(url: string, init?: RequestInit): Promise<Response> {
+    return this.http.fetch(/^https?:/.test(url) ? url : `${this.http.baseUrl}${url}`, init);
   }
 
   /** Calls `handler` for each `name` event, live or caught up; returns the function that stops it. */

@@ -22,6 +22,8 @@ export class Http {
     readonly baseUrl: string,
     private readonly tokenSource: TokenSource,
     private readonly fetchImpl: typeof fetch,
+    /** Headers every request carries (X-Socket-ID when the client leaves out its own socket). */
+    private readonly extraHeaders: () => Record<string, string> = () => ({}),
   ) {}
 
   /** The current token (asked for once, then again only after a 401). */
@@ -38,31 +40,39 @@ export class Http {
 
   /** `path` below /api/chat/v1 (e.g. `/conversations`); resolves the parsed JSON body (undefined for 204). */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const { body } = options;
+    const json = body !== undefined && body !== null && Object.getPrototypeOf(body) === Object.prototype;
+    const headers: Record<string, string> = { Accept: 'application/json', ...(json ? { 'Content-Type': 'application/json' } : {}), ...options.headers };
+    const init = { method, headers, body: json ? JSON.stringify(body) : (body as BodyInit | undefined), signal: options.signal };
+    return read<T>(await this.fetch(this.url(path, options.query), init));
+  }
+
+  /**
+   * fetch with the bearer token: a 401 asks a token function for a new token and tries once more. Any answer is
+   * returned as it came; no answer at all throws a ParleyError with status 0.
+   */
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const used = await this.currentToken();
-    let response = await this.send(method, path, options, used);
+    let response = await this.send(url, init, used);
     if (response.status === 401 && typeof this.tokenSource === 'function') {
       // Another call may have refreshed already: only ask again if the token that failed is still current.
       if ((await this.currentToken()) === used) this.token = null;
-      response = await this.send(method, path, options, await this.currentToken());
+      await response.body?.cancel();
+      response = await this.send(url, init, await this.currentToken());
     }
-    return read<T>(response);
+    return response;
   }
 
-  private async send(method: string, path: string, options: RequestOptions, token: string): Promise<Response> {
-    const { body } = options;
-    const json = body !== undefined && body !== null && Object.getPrototypeOf(body) === Object.prototype;
-    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${token}`, ...options.headers };
-    if (json) headers['Content-Type'] = 'application/json';
+  private async send(url: string, init: RequestInit, token: string): Promise<Response> {
+    const headers = new Headers(init.headers);
+    for (const [name, value] of Object.entries(this.extraHeaders())) if (!headers.has(name)) headers.set(name, value);
+    headers.set('Authorization', `Bearer ${token}`);
     try {
-      return await this.fetchImpl(this.url(path, options.query), {
-        method,
-        headers,
-        body: json ? JSON.stringify(body) : (body as BodyInit | undefined),
-        signal: options.signal,
-      });
+      return await this.fetchImpl(url, { ...init, headers });
     } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw new ParleyError(0, 'network_error', `${method} ${path}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
+      if (init.signal?.aborted) throw err;
+      const what = `${init.method ?? 'GET'} ${url.replace(this.baseUrl, '')}`;
+      throw new ParleyError(0, 'network_error', `${what}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
     }
   }
 
