@@ -30,6 +30,7 @@ export interface Chat {
 export async function createChat(config: Config, { database, redis, replicas }: Stores, broadcaster: Broadcaster, notifications: Notifications, online: OnlineStatusTracker, logger: Logger): Promise<Chat> {
   const chat: ChatContext = {
     db: database.db,
+    copyOut: database.copyOut ?? undefined,
     broadcaster,
     limits: config.limits,
     rateLimiter: createRateLimiter(config, redis, logger),

@@ -2,6 +2,7 @@
 import type { Limits } from '../config/index.js';
 import type { Broadcaster } from '../events/broadcaster.js';
 import type { Notifications } from '../delivery/index.js';
+import type { CopyOut } from '../store/copy-out.js';
 import type { DB } from '../store/database.js';
 import type { ForgetEverywhere } from '../store/known-users.js';
 import type { ReadReplicas } from '../store/read-replicas.js';
@@ -24,6 +25,8 @@ export interface ChatContext {
   readonly forgetUser?: ForgetEverywhere;
   /** DATABASE_REPLICA_URLS: where the reads that tolerate lag go (lagTolerant); all on db when absent. */
   readonly replicas?: ReadReplicas;
+  /** PostgreSQL: a COPY's output as it arrives (a user's export); absent on the embedded database. */
+  readonly copyOut?: CopyOut;
 }
 
 /**

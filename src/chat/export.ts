@@ -1,7 +1,9 @@
 // A user's export (GET /users/{id}/export, server key): one JSON document with everything Parley keeps of the
 // user, written as it is read. Every part is read a page at a time (store/export.ts) and each page leaves as
-// JSON text before the next is read; the caller pulls (a Readable stream), so a slow client slows the reading
-// and memory stays flat whatever the number of messages.
+// JSON text before the next is read; the messages, most of it, come as JSON text from the database (on
+// PostgreSQL one COPY, passed on as its bytes arrive). The caller pulls (a Readable stream), so a slow client
+// slows the reading and memory stays flat whatever the number of messages.
+import type { CopyOut } from '../store/copy-out.js';
 import type { ReadOn } from '../store/read-replicas.js';
 import {
   blocksPage,
@@ -10,9 +12,10 @@ import {
   pinnedMessagesPage,
   pushSubscriptionsPage,
   reactionsPage,
-  sentMessageIdsPage,
+  sentMessagesCopy,
+  sentMessagesPiece,
 } from '../store/export.js';
-import { loadHistoryItems, mutedAt } from '../store/read-model.js';
+import { mutedAt } from '../store/read-model.js';
 import { isoOrNull } from '../contract/resources.js';
 import { notFound } from '../contract/api-errors.js';
 
@@ -54,7 +57,7 @@ const byId = <T>(page: (after: number) => Promise<T[]>, key: (row: T) => number,
  * seen the user (call next() once before sending anything). Each page is read through `read` (on a read replica
  * or the primary: chat/context.ts lagTolerant), so a replica lost midway costs no more than that page's retry.
  */
-export async function* exportUser(read: ReadOn, userId: number, now: Date = new Date()): AsyncGenerator<string> {
+export async function* exportUser(read: ReadOn, userId: number, copyOut?: CopyOut, now: Date = new Date()): AsyncGenerator<string | Buffer> {
   // Thrown inside the read: a user not yet on a replica is looked for on the primary.
   const user = await read(async (db) => {
     const row = await db.selectFrom('users').select(['id', 'name', 'avatar_url']).where('id', '=', userId).executeTakeFirst();
@@ -68,16 +71,18 @@ export async function* exportUser(read: ReadOn, userId: number, now: Date = new 
     id: c.id, type: c.type, name: c.name, role: c.role, joined_at: c.joined_at.toISOString(),
   }))));
 
-  // The messages they sent, as history items (attachment URLs included), oldest first.
-  yield ',"messages":';
-  yield* jsonArray(part(0, async (after) => {
-    const { ids, items } = await read(async (db) => {
-      const ids = await sentMessageIdsPage(db, userId, after);
-      return { ids, items: await loadHistoryItems(db, ids) };
-    });
-    if (ids.length === 0) return null;
-    return { items: ids.flatMap((id) => items.get(id) ?? []), last: ids.at(-1)! };
-  }));
+  // The messages they sent, as history items (attachment URLs included), oldest first: JSON text written by the
+  // database, passed on as it comes (store/export.ts). On PostgreSQL one COPY on the primary (a statement that
+  // long on a replica could be cancelled by its replay midway); else a piece at a time through `read`.
+  yield ',"messages":[';
+  if (copyOut) {
+    yield* copyOut(sentMessagesCopy(userId));
+  } else {
+    for (let after = 0, piece = await read((db) => sentMessagesPiece(db, userId, after)); piece !== null; after = piece.last, piece = await read((db) => sentMessagesPiece(db, userId, after))) {
+      yield after === 0 ? piece.text : `,${piece.text}`;
+    }
+  }
+  yield ']';
 
   yield ',"reactions":';
   yield* jsonArray(part<{ message_id: number; emoji: string } | null>(null, async (after) => {

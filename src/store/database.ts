@@ -9,6 +9,7 @@ import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { applyDefinitions } from './functions/index.js';
 import { migrationProvider } from './migrations/index.js';
+import { copyOutFrom, type CopyOut } from './copy-out.js';
 import { preparingPool, type PreparedStatementStats } from './prepared.js';
 import type { Schema } from './schema.js';
 
@@ -24,6 +25,8 @@ export interface Database {
   poolStats(): { total: number; idle: number; waiting: number } | null;
   /** Prepared statement figures (PostgreSQL with DATABASE_PREPARED_STATEMENTS on), else null. */
   preparedStats(): PreparedStatementStats | null;
+  /** PostgreSQL: the output of a COPY ... TO STDOUT as it arrives (copy-out.ts); null on the embedded database. */
+  readonly copyOut: CopyOut | null;
   close(): Promise<void>;
 }
 
@@ -199,6 +202,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     poolStats: () =>
       postgres ? { total: postgres.pool.totalCount, idle: postgres.pool.idleCount, waiting: postgres.pool.waitingCount } : null,
     preparedStats: () => postgres?.preparing?.stats() ?? null,
+    copyOut: postgres ? copyOutFrom(postgres.pool, db) : null,
     async close() {
       try {
         await db.destroy();

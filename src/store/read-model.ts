@@ -17,7 +17,9 @@ import {
   type UserResource,
 } from '../contract/resources.js';
 
-export const attachmentUrl = (id: number): string => `/api/chat/v1/attachments/${id}`;
+/** Where an attachment is downloaded from: this path and its id. */
+const ATTACHMENTS_PATH = '/api/chat/v1/attachments/';
+export const attachmentUrl = (id: number): string => `${ATTACHMENTS_PATH}${id}`;
 
 export function userResource(row: { id: number; name: string; avatar_url: string | null }): UserResource {
   return { id: row.id, name: row.name, avatar_url: row.avatar_url };
@@ -42,9 +44,9 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
 }
 
 /** Where the messages of a statement come from: rows of (id, n), n their place in a page. */
-type IdSource = RawBuilder<{ id: number; n: number }>;
+export type IdSource = RawBuilder<{ id: number; n: number }>;
 
-const givenIds = (ids: readonly number[]): IdSource => sql`select id, 0::bigint as n from unnest(${ids.map(String)}::bigint[]) as id`;
+export const givenIds = (ids: readonly number[]): IdSource => sql`select id, 0::bigint as n from unnest(${ids.map(String)}::bigint[]) as id`;
 
 /**
  * The statement that hydrates messages, the one home of a message's columns and joins: each message of `source`
@@ -142,11 +144,14 @@ interface HistoryRow extends MessageRow {
 }
 
 /** Messages as history lists them, in one statement: the MessageResource with reactions and mentions (v1.1), the thread it is in or the thread under it, and its pin (v1.2). */
-async function historyRows(db: DB, source: IdSource): Promise<HistoryRow[]> {
+function historyRowsStatement(source: IdSource): RawBuilder<HistoryRow> {
   const extra = sql`, ${reactionSummaryJson(sql.ref('m.id'))} as reactions, ${mentionedUserIdsJson(sql.ref('m.id'))} as mentioned,
       t.reply_count as t_reply_count, t.last_reply_at as t_last_reply_at, t.repliers as t_repliers`;
-  const { rows } = await sql<HistoryRow>`${messageRows(source, extra)} left join threads t on t.root_id = m.id`.execute(db);
-  return rows;
+  return sql<HistoryRow>`${messageRows(source, extra)} left join threads t on t.root_id = m.id`;
+}
+
+async function historyRows(db: DB, source: IdSource): Promise<HistoryRow[]> {
+  return (await historyRowsStatement(source).execute(db)).rows;
 }
 
 function historyItem(row: HistoryRow): HistoryItem {
@@ -163,6 +168,42 @@ function historyItem(row: HistoryRow): HistoryItem {
     pinned_at: isoOrNull(row.pinned_at),
     pinned_by: row.pinned_by,
   };
+}
+
+/** A timestamp as toISOString() writes it (milliseconds, truncated as a JS Date truncates), in SQL. */
+const isoSql = (column: string) => sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * historyItem() in SQL, for a reader that passes the JSON on without parsing it (a user's export): each message
+ * of `source` with its place n and its history item as JSON text, the same item historyItem() gives for the same
+ * row (test/store/history-item-json.test.ts compares them on the same messages). No parameters: every value is a
+ * literal, so it can run inside COPY.
+ */
+export function historyItemJsonRows(source: IdSource): RawBuilder<{ id: number; n: number; item: string }> {
+  const user = (id: string, name: string, avatar: string) => sql`json_build_object('id', ${sql.ref(id)}, 'name', ${sql.ref(name)}, 'avatar_url', ${sql.ref(avatar)})`;
+  const attachmentPath = sql`${sql.lit(ATTACHMENTS_PATH)} || h.a_id`;
+  return sql`select h.id, h.n, json_build_object(
+      'id', h.id, 'conversation_id', h.conversation_id, 'body', h.body,
+      'attachment', case when h.a_id is not null then json_build_object(
+        'id', h.a_id, 'name', h.a_name, 'mime_type', h.a_mime, 'size', h.a_size, 'url', ${attachmentPath},
+        'width', h.a_width, 'height', h.a_height,
+        'thumbnail_url', case when h.a_thumbnail_key is not null then ${attachmentPath} || '/thumbnail' end) end,
+      'sender', ${user('h.sender_id', 'h.s_name', 'h.s_avatar')},
+      'reply_to', case when h.r_id is not null then json_build_object(
+        'id', h.r_id, 'body', case when h.r_deleted_at is null then h.r_body end,
+        'sender', ${user('h.rs_id', 'h.rs_name', 'h.rs_avatar')}, 'deleted', h.r_deleted_at is not null) end,
+      'forwarded_from', case when h.forwarded_from_message_id is not null then json_build_object(
+        'message_id', h.forwarded_from_message_id, 'conversation_id', h.forwarded_from_conversation_id,
+        'sender', ${user('h.fs_id', 'h.fs_name', 'h.fs_avatar')}) end,
+      'created_at', ${isoSql('h.created_at')}, 'edited_at', ${isoSql('h.edited_at')},
+      'reactions', coalesce(h.reactions, '[]'::json), 'mentioned_user_ids', coalesce(h.mentioned, '[]'::json),
+      'thread_id', h.thread_id,
+      'thread', case when h.t_reply_count > 0 then json_build_object(
+        'reply_count', h.t_reply_count, 'last_reply_at', ${isoSql('h.t_last_reply_at')},
+        'participant_ids', (select json_agg(p.id order by p.id) from (select distinct unnest(h.sender_id || h.t_repliers) as id) p)) end,
+      'pinned_at', ${isoSql('h.pinned_at')}, 'pinned_by', h.pinned_by
+    )::text as item
+    from (${historyRowsStatement(source)}) h`;
 }
 
 /** Messages by id as history lists them (historyRows): one statement. */

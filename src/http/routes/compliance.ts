@@ -43,7 +43,7 @@ export const complianceRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (app,
   }, async (request, reply) => {
     const id = request.params.id;
     // Read where the user's own reads would be: a replica, unless the user has just written (chat/context.ts).
-    const pieces = exportUser((fn) => lagTolerant(chat, id, fn), id);
+    const pieces = exportUser((fn) => lagTolerant(chat, id, fn), id, chat.copyOut);
     // The first piece is read before anything is sent: an unknown user is a 404, not a broken download.
     const first = await pieces.next();
     // Pulled by the response as the client reads: a slow client slows the reading, memory stays flat.
