@@ -6,9 +6,9 @@
 //
 // One connection for commands and one for pub/sub (a subscribed connection can do nothing else). ioredis
 // reconnects by itself and re-subscribes after a Redis restart; behind Sentinel it asks the sentinels for the
-// primary on every reconnection, so a failover is followed without a restart. On a Cluster one client does both:
-// it follows MOVED/ASK and refreshes its slot map when a master fails over, and with shardedSubscribers it keeps
-// one subscriber connection per master for the shard channels (SSUBSCRIBE), moving them when a slot moves.
+// primary on every reconnection, so a failover is followed without a restart. On a Cluster, two ioredis Cluster
+// clients: each follows MOVED/ASK and refreshes its slot map when a master fails over, and the subscriber's
+// shardedSubscribers keep one connection per master for the shard channels (SSUBSCRIBE), moved when a slot moves.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { redisPubSub, type RedisPubSub } from './pubsub.js';
@@ -30,7 +30,7 @@ export type RedisCommands = Redis | Cluster;
 export interface RedisConnections {
   readonly kind: RedisTarget['kind'];
   readonly commands: RedisCommands;
-  /** The pub/sub connection (on a Cluster, the same client as commands). Parts use `pubsub`, which hides the difference. */
+  /** The pub/sub connection. Parts use `pubsub`, which hides what kind of pub/sub it is. */
   readonly subscriber: RedisCommands;
   /** Topics between nodes: PUBLISH/SUBSCRIBE on one Redis, shard channels (SPUBLISH/SSUBSCRIBE) on a Cluster. */
   readonly pubsub: RedisPubSub;
@@ -100,38 +100,50 @@ export async function openRedis(target: RedisTarget | string, prefix: string, lo
 }
 
 async function openCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, prefix: string, logger: Logger): Promise<RedisConnections> {
-  const cluster = new Cluster(
-    target.nodes.map(({ host, port }) => ({ host, port })),
-    {
-      ...COMMON,
-      // While a master fails over, its slots' commands wait (retried every 100 ms) rather than failing at once,
-      // up to about 2 s; the callers' own timeouts (the rate limits', the broker's) bound what a request waits.
-      enableOfflineQueue: true,
-      retryDelayOnFailover: 100,
-      retryDelayOnClusterDown: 100,
-      retryDelayOnTryAgain: 100,
-      maxRedirections: 20,
-      clusterRetryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
-      // The slot map is refreshed on every MOVED and every lost node, and besides every 5 s.
-      slotsRefreshInterval: 5_000,
-      shardedSubscribers: true,
-      redisOptions: {
-        ...(target.password ? { password: target.password } : {}),
-        connectTimeout: 2_000,
-        maxRetriesPerRequest: 1,
+  const create = (role: 'commands' | 'subscriber') =>
+    new Cluster(
+      target.nodes.map(({ host, port }) => ({ host, port })),
+      {
+        ...COMMON,
+        // Commands: while the whole cluster is away they fail at once (a 503), as with one Redis. The subscriber
+        // queues, so a channel subscribed meanwhile is subscribed once the cluster is back.
+        enableOfflineQueue: role === 'subscriber',
+        // While a master fails over, its slots' commands are retried every 100 ms, up to about 2 s; the callers'
+        // own bounds (the rate limits' 250 ms, the broker's 1 s) limit what a request waits.
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        retryDelayOnTryAgain: 100,
+        maxRedirections: 20,
+        clusterRetryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+        // The slot map is refreshed on every MOVED and every lost node, and besides every 5 s.
+        slotsRefreshInterval: 5_000,
+        // The subscriber's SSUBSCRIBEs go to one connection per master (ioredis's sharded subscriber group).
+        shardedSubscribers: role === 'subscriber',
+        redisOptions: {
+          ...(target.password ? { password: target.password } : {}),
+          connectTimeout: 2_000,
+          maxRetriesPerRequest: 1,
+        },
       },
-    },
+    );
+  const commands = create('commands');
+  const subscriber = create('subscriber');
+  await connectAll(
+    [
+      ['commands', commands],
+      ['subscriber', subscriber],
+    ],
+    logger,
   );
-  await connectAll([['cluster', cluster]], logger);
   return {
     kind: 'cluster',
-    commands: cluster,
-    subscriber: cluster,
-    pubsub: redisPubSub({ kind: 'sharded', cluster }),
+    commands,
+    subscriber,
+    pubsub: redisPubSub({ kind: 'sharded', commands, subscriber }),
     prefix,
-    isReady: () => cluster.status === 'ready',
+    isReady: () => commands.status === 'ready' && subscriber.status === 'ready',
     async close() {
-      await cluster.quit().catch(() => cluster.disconnect());
+      await Promise.allSettled([commands.quit(), subscriber.quit()]);
     },
   };
 }

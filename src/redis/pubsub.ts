@@ -13,7 +13,9 @@ export interface RedisPubSub {
   onMessage(listener: (topic: string, message: string) => void): void;
 }
 
-export type PubSubClients = { readonly kind: 'classic'; readonly commands: Redis; readonly subscriber: Redis } | { readonly kind: 'sharded'; readonly cluster: Cluster };
+export type PubSubClients =
+  | { readonly kind: 'classic'; readonly commands: Redis; readonly subscriber: Redis }
+  | { readonly kind: 'sharded'; readonly commands: Cluster; readonly subscriber: Cluster };
 
 export function redisPubSub(clients: PubSubClients): RedisPubSub {
   if (clients.kind === 'classic') {
@@ -25,12 +27,12 @@ export function redisPubSub(clients: PubSubClients): RedisPubSub {
       onMessage: (listener) => void subscriber.on('message', listener),
     };
   }
-  const { cluster } = clients;
+  const { commands, subscriber } = clients;
   return {
-    publish: async (topic, message) => Number(await cluster.spublish(topic, message)),
+    publish: async (topic, message) => Number(await commands.spublish(topic, message)),
     // One topic per call: ioredis sends an SSUBSCRIBE to the master of that topic's slot.
-    subscribe: async (topic) => void (await cluster.ssubscribe(topic)),
-    unsubscribe: async (topic) => void (await cluster.sunsubscribe(topic)),
-    onMessage: (listener) => void cluster.on('smessage', listener),
+    subscribe: async (topic) => void (await subscriber.ssubscribe(topic)),
+    unsubscribe: async (topic) => void (await subscriber.sunsubscribe(topic)),
+    onMessage: (listener) => void subscriber.on('smessage', listener),
   };
 }
