@@ -244,4 +244,51 @@ describe('@parley/client: socket, events and catch-up', () => {
     await bob.sync();
     assert.deepEqual(sources, [`MessageSent ${m.id} mine: sync`]);
   });
+
+  test('live events that arrive while a sync runs wait for it: dropped if the sync had them, else delivered after its changes', async () => {
+    const alice = await clientOf(app, 1);
+    // Bob's client holds the answer of its next GET /sync while `during` runs (a live event gets there meanwhile).
+    let during: ((answer: () => Promise<Response>) => Promise<Response>) | null = null;
+    const bob = await clientOf(app, 2, {
+      fetch: async (input, init) => {
+        const hook = during;
+        if (!hook || !String(input).includes('/sync?since=')) return fetch(input, init);
+        during = null;
+        return hook(() => fetch(input, init));
+      },
+    });
+    const { id } = await alice.conversations.openDirect(2);
+    const other = await alice.request<{ data: { id: number } }>('POST', '/groups', { body: { name: 'Unwatched', user_ids: [2] } });
+    await bob.connect();
+    await bob.watch(id);
+    const { sources } = recordMessageChanges(bob);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+    // The sync reads after the send: it has the message, and the live copy that waited is dropped.
+    let m1 = 0;
+    during = async (answer) => {
+      m1 = (await alice.messages.send(id, { body: 'both' })).id;
+      await settle();
+      return answer();
+    };
+    await bob.sync();
+    await settle();
+    assert.deepEqual(sources, [`MessageSent ${m1} both: sync`]);
+
+    // The sync reads before the send: its own change (a message of a group Bob does not watch) comes first, then
+    // the live one that waited.
+    sources.length = 0;
+    const missed = await alice.messages.send(other.data.id, { body: 'missed' });
+    let m2 = 0;
+    during = async (answer) => {
+      const response = await answer();
+      await response.clone().text();
+      m2 = (await alice.messages.send(id, { body: 'live after' })).id;
+      await settle();
+      return response;
+    };
+    await bob.sync();
+    await settle();
+    assert.deepEqual(sources, [`MessageSent ${missed.id} missed: sync`, `MessageSent ${m2} live after: live`]);
+  });
 });
