@@ -1,12 +1,15 @@
-// cluster: Parley scaled out, nodes as separate processes on one PostgreSQL database and one Redis. Three parts:
+// cluster: Parley scaled out, nodes as separate processes on one PostgreSQL database and a Redis Cluster of the
+// benchmark's own (six redis-server processes, when redis-server is 7 or newer), or else the machine's one Redis.
+// Three parts:
 //   1. groups: 3,000 clients in 300 groups of 10, each client subscribed to its group's channel and its own user
 //      channel, spread over the nodes (client u on node u mod 3). Each message is what a group message costs the
 //      realtime layer: a MessageSent to the group's channel and an InboxUpdated to each member's channel, triggered
 //      through the Pusher HTTP API of the nodes in turn, a few in flight (a closed loop). The same clients and load
-//      against one node, then three, rounds taking turns: deliveries/s, each node's CPU per delivery (from /proc),
+//      against one node, then three on one Redis, then three on the Redis Cluster, rounds taking turns:
+//      deliveries/s, each node's CPU per delivery (from /proc),
 //      Redis's CPU, and each node's cross-node efficiency (from its /metrics: of the channel messages it received
 //      from Redis, the share it wrote to at least one of its sockets).
-//   2. a group of 10,000 members end to end on the three nodes (members spread over them, both channels authorized
+//   2. a group of 10,000 members end to end on the three nodes (on the Redis Cluster when there is one) (members spread over them, both channels authorized
 //      through /broadcasting/auth): messages posted one at a time, each timed until every member has its
 //      MessageSent and its InboxUpdated (docs/events.md). Floor in the same run: the bare `ws` server delivering
 //      the same frames to the same clients (as chat-e2e defines it).
@@ -17,7 +20,7 @@
 import { ClientPool } from '../lib/clients.js';
 import { nowMs } from '../lib/clock.js';
 import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
-import { crossNodeCounters, machineRedis, startCluster, type BenchCluster, type BenchRedis, type CrossNodeCounters } from '../lib/cluster-nodes.js';
+import { crossNodeCounters, machineRedis, redisCluster, redisClusterAvailable, startCluster, type BenchCluster, type BenchRedis, type CrossNodeCounters } from '../lib/cluster-nodes.js';
 import { closedLoop, openLoop, pusherPublisher, type Publisher } from '../lib/publisher.js';
 import { cpuSeconds, log, machineBusySeconds, progress, rssBytes } from '../lib/procs.js';
 import { target as goal, type Row, type Target as Goal } from '../lib/report.js';
@@ -31,6 +34,8 @@ import { sleep } from '../../testkit/wait.js';
 
 const NODES = 3;
 const COMPLETION = ['MessageSent', 'InboxUpdated'] as const;
+/** How long a message of the large group may take to reach every member before it counts as timed out. */
+const COMPLETION_TIMEOUT_MS = 60_000;
 /** Filler that brings an event's data to about 200 bytes, the size of a short chat message event. */
 const FILLER = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud';
 /** First user id of the big group's members and of the storm's clients (their own ranges). */
@@ -60,8 +65,9 @@ function params(smoke: boolean): Params {
     warmupSeconds: smoke ? 0.3 : 2,
     rounds: smoke ? 1 : 2,
     members: smoke ? 20 : 10_000,
-    messages: smoke ? 3 : 100,
-    warmupMessages: smoke ? 1 : 10,
+    // Each message to 10,000 members is one send's write of 10,000 unread counts: seconds each on 2 shared cores.
+    messages: smoke ? 3 : 50,
+    warmupMessages: smoke ? 1 : 5,
     stormSockets: smoke ? 30 : 5000,
     workers: 2,
   };
@@ -69,76 +75,119 @@ function params(smoke: boolean): Params {
 
 export async function cluster(options: BenchOptions): Promise<BenchmarkReport> {
   const p = params(options.smoke);
-  const redis = machineRedis();
+  const single = machineRedis();
+  const sharded = redisClusterAvailable() ? await redisCluster() : null;
   try {
-    return report(p, redis, await measure(options, p, redis), options.smoke);
+    return report(p, { single, sharded }, await measure(options, p, { single, sharded }), options.smoke);
   } finally {
-    await redis.close();
+    await sharded?.close();
   }
 }
+
+/** The machine's Redis, and the Redis Cluster of this run (null when redis-server is older than 7). */
+interface Redises {
+  readonly single: BenchRedis;
+  readonly sharded: BenchRedis | null;
+}
+
+/** Row labels, which the report finds its rows by. */
+const LABELS = {
+  one: '1 node',
+  single: `${NODES} nodes on one Redis`,
+  sharded: `${NODES} nodes on a Redis Cluster`,
+} as const;
 
 // ── measure ──
 
+type PerNode = { efficiency: number; usPerDelivery: number; deliveries: number }[];
+
 interface Measured {
   readonly rows: Row[];
-  /** Per node of the best three-node round: its cross-node efficiency and CPU per delivery. */
-  readonly perNode: { efficiency: number; usPerDelivery: number; deliveries: number }[];
+  /** Per node of each three-node deployment's best round (by row label): its cross-node efficiency and CPU per delivery. */
+  readonly perNode: Map<string, PerNode>;
   readonly notes: string[];
 }
 
-async function measure(options: BenchOptions, p: Params, redis: BenchRedis): Promise<Measured> {
+async function measure(options: BenchOptions, p: Params, { single, sharded }: Redises): Promise<Measured> {
   const rows: Row[] = [];
   const notes: string[] = [];
-  let perNode: Measured['perNode'] = [];
-  log(`- starting one node and ${NODES} nodes on ${redis.label}`);
-  const [one, three] = await Promise.all([startCluster(1, redis), startCluster(NODES, redis)]);
+  const perNode = new Map<string, PerNode>();
+  log(`- starting one node and ${NODES} nodes on ${single.label}${sharded ? `, and ${NODES} nodes on ${sharded.label}` : ''}`);
+  const [one, threeOnOne, threeOnCluster] = await Promise.all([startCluster(1, single), startCluster(NODES, single), sharded ? startCluster(NODES, sharded) : null]);
+  // The large group and the storm run on the Redis Cluster when there is one.
+  const three = threeOnCluster ?? threeOnOne;
+  const redis = sharded ?? single;
   try {
     if (chosen(options, 'groups')) {
-      const best = new Map<number, GroupsRound>();
+      const deployments = [
+        { label: LABELS.one, c: one, redis: single },
+        { label: LABELS.single, c: threeOnOne, redis: single },
+        ...(threeOnCluster && sharded ? [{ label: LABELS.sharded, c: threeOnCluster, redis: sharded }] : []),
+      ];
+      const best = new Map<string, GroupsRound>();
       for (let round = 1; round <= p.rounds; round++) {
-        for (const c of [one, three]) {
-          log(`- groups, ${c.nodes.length} node${c.nodes.length > 1 ? 's' : ''}${p.rounds > 1 ? `, round ${round} of ${p.rounds}` : ''}`);
-          const r = await groupsRound(c, redis, p);
-          const previous = best.get(c.nodes.length);
-          if (previous === undefined || r.row.figures.deliveriesPerSecond! > previous.row.figures.deliveriesPerSecond!) best.set(c.nodes.length, r);
+        for (const d of deployments) {
+          log(`- groups, ${d.label}${p.rounds > 1 ? `, round ${round} of ${p.rounds}` : ''}`);
+          const r = await groupsRound(d.label, d.c, d.redis, p);
+          const previous = best.get(d.label);
+          if (previous === undefined || r.row.figures.deliveriesPerSecond! > previous.row.figures.deliveriesPerSecond!) best.set(d.label, r);
         }
       }
-      rows.push(best.get(1)!.row, best.get(NODES)!.row);
-      perNode = best.get(NODES)!.perNode;
-    }
-    await one.close();
-    if (chosen(options, 'large group')) {
-      log(`- a group of ${p.members.toLocaleString('en-US')} members on ${NODES} nodes`);
-      const { row, templates } = await bigGroup(three, p);
-      rows.push(row);
-      log('- the floor: bare ws, no database');
-      const bare = await bareTarget('buffer', 'bare ws, no database');
-      try {
-        rows.push(await bigGroupFloor(bare, p, templates));
-      } finally {
-        await bare.stop();
+      for (const d of deployments) {
+        rows.push(best.get(d.label)!.row);
+        if (d.c.nodes.length > 1) perNode.set(d.label, best.get(d.label)!.perNode);
       }
     }
-    if (chosen(options, 'storm')) {
-      log(`- reconnect storm: node ${NODES} with ${p.stormSockets.toLocaleString('en-US')} sockets killed`);
-      const { row, note } = await storm(three, p);
-      rows.push(row);
-      notes.push(...note);
+    await one.close();
+    if (three !== threeOnOne) await threeOnOne.close();
+    if (chosen(options, 'large group')) {
+      await part('the large group', notes, async () => {
+        log(`- a group of ${p.members.toLocaleString('en-US')} members on ${NODES} nodes on ${redis.label}`);
+        const { row, templates } = await bigGroup(three, p);
+        rows.push(row);
+        log('- the floor: bare ws, no database');
+        const bare = await bareTarget('buffer', 'bare ws, no database');
+        try {
+          rows.push(await bigGroupFloor(bare, p, templates));
+        } finally {
+          await bare.stop();
+        }
+      });
     }
+    if (chosen(options, 'storm')) {
+      await part('the reconnect storm', notes, async () => {
+        log(`- reconnect storm on ${redis.label}: node ${NODES} with ${p.stormSockets.toLocaleString('en-US')} sockets killed`);
+        const { row, note } = await storm(three, p);
+        rows.push(row);
+        notes.push(...note);
+      });
+    }
+    if (rows.length === 0) throw new Error(`every part failed: ${notes.join(' ')}`);
   } finally {
-    await Promise.all([one.close(), three.close()]);
+    await Promise.all([one.close(), threeOnOne.close(), threeOnCluster?.close()]);
   }
   return { rows, perNode, notes };
+}
+
+/** Runs one part; if it fails, says so in the notes and the run goes on with the next part (its figures missing). */
+async function part(name: string, notes: string[], run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    const why = (err as Error).message.split('\n')[0]!.slice(0, 300);
+    log(`  ${name} failed: ${why}`);
+    notes.push(`${name[0]!.toUpperCase()}${name.slice(1)} failed in this run, so its figures are missing: ${why}`);
+  }
 }
 
 // ── 1. groups ──
 
 interface GroupsRound {
   readonly row: Row;
-  readonly perNode: Measured['perNode'];
+  readonly perNode: PerNode;
 }
 
-async function groupsRound(c: BenchCluster, redis: BenchRedis, p: Params): Promise<GroupsRound> {
+async function groupsRound(label: string, c: BenchCluster, redis: BenchRedis, p: Params): Promise<GroupsRound> {
   const n = c.nodes.length;
   const groups = p.clients / p.groupSize;
   const userChannel = (u: number) => `bench-user-${u}`;
@@ -147,7 +196,7 @@ async function groupsRound(c: BenchCluster, redis: BenchRedis, p: Params): Promi
   const pools = await Promise.all(
     Array.from({ length: NODES }, (_, i) =>
       ClientPool.connect({
-        label: `${n} node${n > 1 ? 's' : ''}: clients on node ${(i % n) + 1}`,
+        label: `${label}: clients on node ${(i % n) + 1}`,
         url: c.nodes[i % n]!.wsUrl,
         clients: Array.from({ length: p.clients }, (_, u) => u)
           .filter((u) => u % NODES === i)
@@ -165,7 +214,7 @@ async function groupsRound(c: BenchCluster, redis: BenchRedis, p: Params): Promi
     await openLoop(message, 50, p.warmupSeconds * 1000);
     await sleep(500);
 
-    const line = progress(`${n} node${n > 1 ? 's' : ''}: throughput`);
+    const line = progress(`${label}: throughput`);
     for (const x of pools) x.pool.measure();
     const before = await Promise.all(c.nodes.map(crossNodeCounters));
     const cpu = cpuSnapshot(c.nodes, redis, pools.flatMap((x) => x.pool.pids));
@@ -195,7 +244,7 @@ async function groupsRound(c: BenchCluster, redis: BenchRedis, p: Params): Promi
     const nodesCpu = used.nodes.reduce((s, x) => s + x, 0);
     return {
       row: {
-        setup: n === 1 ? `1 node, ${p.clients.toLocaleString('en-US')} clients in ${groups} groups` : `${n} nodes, the same clients spread over them`,
+        setup: n === 1 ? `${label}, ${p.clients.toLocaleString('en-US')} clients in ${groups} groups` : `${label}, the same clients spread over them`,
         parley: true,
         figures: {
           deliveriesPerSecond,
@@ -331,7 +380,7 @@ async function bigGroup(c: BenchCluster, p: Params): Promise<{ row: Row; templat
     if (failed > 0) throw new Error(`${failed} members could not connect: ${errors.join('; ')}`);
     const send = async (seq: number) => {
       const sentAt = nowMs();
-      const r = await nodes[seq % nodes.length]!.request(sender, 'POST', `/conversations/${groupId}/messages`, { body: `Message ${marker(seq, sentAt)} to the group` }, {}, 30_000);
+      const r = await nodes[seq % nodes.length]!.request(sender, 'POST', `/conversations/${groupId}/messages`, { body: `Message ${marker(seq, sentAt)} to the group` }, {}, COMPLETION_TIMEOUT_MS);
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
     };
     const row = await timeMessages(`Parley, ${nodes.length} nodes`, pool, p, send);
@@ -388,7 +437,7 @@ async function timeMessages(label: string, pool: ClientPool, p: Params, send: (s
   pool.measure(COMPLETION);
   for (let seq = 0; seq < p.warmupMessages + p.messages; seq++) {
     if (seq === p.warmupMessages) pool.measure(COMPLETION);
-    const done = pool.completed(seq, 15_000);
+    const done = pool.completed(seq, COMPLETION_TIMEOUT_MS);
     const sentAt = nowMs();
     await send(seq);
     const lastAt = await done;
@@ -429,7 +478,7 @@ async function storm(c: BenchCluster, p: Params): Promise<{ row: Row; note: stri
     line(`${connected.toLocaleString('en-US')} connected to node ${victim + 1}, each with a sync cursor`, true);
     // What the clients must find in their sync: a message in every group, after their cursors were taken.
     for (let g = 0; g < groupIds.length; g++) {
-      const r = await survivors[g % survivors.length]!.request(ids[g * p.groupSize]!, 'POST', `/conversations/${groupIds[g]}/messages`, { body: `Before the storm ${g}` });
+      const r = await survivors[g % survivors.length]!.request(ids[g * p.groupSize]!, 'POST', `/conversations/${groupIds[g]}/messages`, { body: `Before the storm ${g}` }, {}, 60_000);
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
     }
     await sleep(1000);
@@ -488,36 +537,44 @@ function none(label: string, count: number): Goal {
   return { label, target: '0', actual: String(count), score: count === 0 ? 1 : 0, met: count === 0 };
 }
 
-function report(p: Params, redis: BenchRedis, { rows, perNode, notes: measured }: Measured, smoke: boolean): BenchmarkReport {
-  const one = rows.find((r) => r.setup.startsWith('1 node'));
-  const many = rows.find((r) => r.setup.startsWith(`${NODES} nodes`));
+function report(p: Params, { single, sharded }: Redises, { rows, perNode, notes: measured }: Measured, smoke: boolean): BenchmarkReport {
+  const one = rows.find((r) => r.setup.startsWith(LABELS.one));
+  const onOne = rows.find((r) => r.setup.startsWith(LABELS.single));
+  const onCluster = rows.find((r) => r.setup.startsWith(LABELS.sharded));
+  // The issue's three nodes are on a Redis Cluster; on one Redis when this machine cannot run one.
+  const many = onCluster ?? onOne;
   const big = rows.find((r) => r.setup.includes('a group of'));
   const floor = rows.find((r) => r.setup.includes('(the floor)'));
   const stormRow = rows.find((r) => r.setup.startsWith('reconnect storm'));
   const f = (r: Row | undefined, key: string) => r?.figures[key] ?? NaN;
-  const notes = [`The nodes share ${redis.label}; each node is a process of its own (node src/main.ts) on one PostgreSQL database.`];
-  if (perNode.length > 0) {
+  const redis = sharded ?? single;
+  const notes = [
+    `Each node is a process of its own (node src/main.ts) on one PostgreSQL database. The large group and the reconnect storm ran on ${redis.label}.` +
+      (sharded ? '' : ' redis-server is older than 7 here, so no Redis Cluster was measured.'),
+  ];
+  for (const [label, nodes] of perNode) {
     notes.push(
-      `Per node at ${NODES} nodes (best round): cross-node efficiency ${perNode.map((x) => x.efficiency.toFixed(3)).join(', ')}; CPU per delivery ${perNode.map((x) => `${x.usPerDelivery.toFixed(1)} µs`).join(', ')}; deliveries ${perNode.map((x) => x.deliveries.toLocaleString('en-US')).join(', ')}.`,
+      `Per node, ${label} (best round): cross-node efficiency ${nodes.map((x) => x.efficiency.toFixed(3)).join(', ')}; CPU per delivery ${nodes.map((x) => `${x.usPerDelivery.toFixed(1)} µs`).join(', ')}; deliveries ${nodes.map((x) => x.deliveries.toLocaleString('en-US')).join(', ')}.`,
     );
   }
-  for (const r of [one, many]) {
+  for (const r of [one, onOne, onCluster]) {
     if (r && r.figures.lost! > 0) notes.push(`${r.setup}: ${r.figures.lost} deliveries missing after the drain.`);
     if (r && r.figures.otherCpu! > 0.15) notes.push(`${r.setup}: other processes on the machine used ${r.figures.otherCpu!.toFixed(2)} cores during its best round, so its figures are lower than on a quiet machine.`);
   }
-  for (const r of [big, floor]) if (r && r.figures.timeouts! > 0) notes.push(`${r.setup}: ${r.figures.timeouts} messages did not reach every member within 15 s.`);
+  for (const r of [big, floor]) if (r && r.figures.timeouts! > 0) notes.push(`${r.setup}: ${r.figures.timeouts} messages did not reach every member within ${COMPLETION_TIMEOUT_MS / 1000} s.`);
   notes.push(...measured);
   const members = p.members.toLocaleString('en-US');
   return {
     benchmark: 'cluster',
-    title: `Cluster: ${NODES} Parley nodes on one database and ${redis.label}`,
+    title: `Cluster: 1 and ${NODES} Parley nodes on one database, on one Redis${sharded ? ' and on a Redis Cluster' : ''}`,
     smoke,
     parameters: {
-      nodes: `1, then ${NODES} (processes of their own), on ${redis.label}`,
+      nodes: `1 on ${single.label}, then ${NODES} (processes of their own) on it${sharded ? `, then ${NODES} on ${sharded.label}` : ''}`,
       groups: `${p.clients.toLocaleString('en-US')} clients in ${p.clients / p.groupSize} groups of ${p.groupSize}, client u on node u mod ${NODES}; each on its group's channel and its own`,
       'group message': `MessageSent to the group's channel and InboxUpdated to its ${p.groupSize} members' channels (Pusher HTTP API, the nodes in turn): ${2 * p.groupSize} deliveries`,
       'throughput phase': `${p.throughputSeconds} s, ${p.inFlight} messages in flight; ${p.rounds} round(s), the setups taking turns, each setup's best shown`,
       'large group': `${members} members spread over the ${NODES} nodes, both channels authorized through /broadcasting/auth; ${p.messages} messages (after ${p.warmupMessages}) one at a time, posted to the nodes in turn`,
+      'large group and storm on': redis.label,
       'reconnect storm': `${p.stormSockets.toLocaleString('en-US')} chat clients (groups of ${p.groupSize}) on node ${NODES}, killed with SIGKILL; the clients reconnect at once to the other nodes, subscribe both channels and GET /sync from their cursor`,
       'client processes': `${NODES} (groups), ${p.workers} (large group, storm)`,
     },
@@ -538,15 +595,20 @@ function report(p: Params, redis: BenchRedis, { rows, perNode, notes: measured }
     ],
     rows,
     comparisons: [
-      { label: `deliveries/s, ${NODES} nodes / 1 node`, value: f(many, 'deliveriesPerSecond') / f(one, 'deliveriesPerSecond') },
-      { label: `nodes' CPU per delivery, ${NODES} nodes / 1 node`, value: f(many, 'usPerDelivery') / f(one, 'usPerDelivery') },
-      { label: `busiest node's CPU per delivery, ${NODES} nodes / 1 node`, value: f(many, 'maxNodeUsPerDelivery') / f(one, 'maxNodeUsPerDelivery') },
+      ...[onOne, onCluster].filter((r): r is Row => r !== undefined).flatMap((r) => {
+        const on = r === onCluster ? 'on a Redis Cluster' : 'on one Redis';
+        return [
+          { label: `deliveries/s, ${NODES} nodes ${on} / 1 node`, value: f(r, 'deliveriesPerSecond') / f(one, 'deliveriesPerSecond') },
+          { label: `nodes' CPU per delivery, ${NODES} nodes ${on} / 1 node`, value: f(r, 'usPerDelivery') / f(one, 'usPerDelivery') },
+          { label: `busiest node's CPU per delivery, ${NODES} nodes ${on} / 1 node`, value: f(r, 'maxNodeUsPerDelivery') / f(one, 'maxNodeUsPerDelivery') },
+        ];
+      }),
       { label: `group of ${members}: p99, Parley / the bare ws floor`, value: f(big, 'p99') / f(floor, 'p99') },
       { label: `group of ${members}: p50, Parley / the bare ws floor`, value: f(big, 'p50') / f(floor, 'p50') },
     ].filter((c) => Number.isFinite(c.value)),
     targets: [
-      ...(many ? [goal(`cross-node efficiency at ${NODES} nodes (the least efficient node)`, '≥ 0.95', f(many, 'efficiency'), 0.95, 'at least')] : []),
-      ...(one && many ? [goal(`nodes' CPU per delivery does not grow with the node count (${NODES} nodes / 1 node)`, '≤ 1.00×', f(many, 'usPerDelivery') / f(one, 'usPerDelivery'), 1, 'at most', '×')] : []),
+      ...(many ? [goal(`cross-node efficiency at ${NODES} nodes ${many === onCluster ? 'on a Redis Cluster' : 'on one Redis'} (the least efficient node)`, '≥ 0.95', f(many, 'efficiency'), 0.95, 'at least')] : []),
+      ...(one && many ? [goal(`nodes' CPU per delivery does not grow with the node count (${NODES} nodes ${many === onCluster ? 'on a Redis Cluster' : 'on one Redis'} / 1 node)`, '≤ 1.00×', f(many, 'usPerDelivery') / f(one, 'usPerDelivery'), 1, 'at most', '×')] : []),
       ...(big && floor ? [goal(`group of ${members}: p99 until every member has both events, Parley / the floor`, '≤ 1.2×', f(big, 'p99') / f(floor, 'p99'), 1.2, 'at most', '×')] : []),
       ...(stormRow ? [goal(`reconnect storm: ${p.stormSockets.toLocaleString('en-US')} sockets resubscribed and synced after their node was killed`, '≤ 10 s', f(stormRow, 'syncedSeconds'), 10, 'at most', ' s')] : []),
       ...(stormRow ? [none('reconnect storm: 5xx answers while the clients move', f(stormRow, 'serverErrors'))] : []),
@@ -558,7 +620,7 @@ function report(p: Params, redis: BenchRedis, { rows, perNode, notes: measured }
           file: 'cluster-throughput.svg',
           title: `Group messages: deliveries per second, 1 node and ${NODES} nodes (${p.clients.toLocaleString('en-US')} clients)`,
           unit: 'deliveries/s',
-          bars: [one, many].filter((r): r is Row => r !== undefined).map((r) => ({ label: r.setup, value: r.figures.deliveriesPerSecond!, highlight: r === many })),
+          bars: [one, onOne, onCluster].filter((r): r is Row => r !== undefined).map((r) => ({ label: r.setup, value: r.figures.deliveriesPerSecond!, highlight: r === many })),
         },
       ],
       latency: big && floor

@@ -1,20 +1,21 @@
 // Parley as a scaled-out deployment for the cluster benchmark: N node processes (testkit/cluster.ts) on one fresh
-// PostgreSQL database and one Redis, with the benchmarks' environment (rate limits off), and what the benchmark
-// reads of them from outside: each node's cross-node counters on /metrics, and the Redis server processes' ids
-// (for their CPU).
+// PostgreSQL database and one Redis or a Redis Cluster of the benchmark's own, with the benchmarks' environment
+// (rate limits off), and what the benchmark reads of them from outside: each node's cross-node counters on
+// /metrics, and the Redis server processes' ids (for their CPU).
 import { spawnSync } from 'node:child_process';
 import { Cluster } from '../../testkit/cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
 import { backendPids } from '../../testkit/postgres.js';
+import { RedisCluster } from '../../testkit/redis-cluster.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 import { BENCH_ADMIN_DATABASE_URL, BENCH_ENV } from './targets.js';
 
-/** The Redis the nodes share: the machine's single Redis (REDIS_URL). */
+/** The Redis the nodes share: the machine's single Redis (REDIS_URL), or a Redis Cluster (REDIS_CLUSTER_NODES). */
 export interface BenchRedis {
   /** As printed in the report. */
   readonly label: string;
-  /** The nodes' Redis settings. */
-  readonly env: Record<string, string>;
+  /** A Redis Cluster of the benchmark's own; none: the machine's Redis. */
+  readonly cluster?: RedisCluster;
   /** The redis-server processes (for their CPU). */
   readonly pids: readonly number[];
   close(): Promise<void>;
@@ -24,7 +25,20 @@ export interface BenchRedis {
 export function machineRedis(): BenchRedis {
   const url = new URL(MACHINE_REDIS_URL);
   const pid = redisPid(Number(url.port || 6379));
-  return { label: 'one Redis (REDIS_URL)', env: { REDIS_URL: MACHINE_REDIS_URL }, pids: pid === null ? [] : [pid], close: async () => {} };
+  return { label: 'one Redis (REDIS_URL)', pids: pid === null ? [] : [pid], close: async () => {} };
+}
+
+/** Whether a Redis Cluster can run here: redis-server 7 or newer (sharded pub/sub). */
+export function redisClusterAvailable(): boolean {
+  const version = /v=(\d+)\./.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8', timeout: 2_000 }).stdout ?? '');
+  return version !== null && Number(version[1]) >= 7;
+}
+
+/** Six redis-server processes of the benchmark's own on loopback: 3 masters, each with a replica (testkit/redis-cluster.ts). */
+export async function redisCluster(): Promise<BenchRedis> {
+  const cluster = await RedisCluster.start();
+  const pids = cluster.ports.map(redisPid).filter((pid): pid is number => pid !== null);
+  return { label: 'a Redis Cluster (3 masters, 3 replicas; REDIS_CLUSTER_NODES)', cluster, pids, close: () => cluster.close() };
 }
 
 /** The process id of the redis-server on a port of this machine (INFO server), null when it does not say. */
@@ -42,7 +56,7 @@ export interface BenchCluster {
 }
 
 export async function startCluster(nodes: number, redis: BenchRedis): Promise<BenchCluster> {
-  const cluster = await Cluster.start({ nodes, adminDatabaseUrl: BENCH_ADMIN_DATABASE_URL, env: { ...BENCH_ENV, ...redis.env } });
+  const cluster = await Cluster.start({ nodes, adminDatabaseUrl: BENCH_ADMIN_DATABASE_URL, env: BENCH_ENV, ...(redis.cluster ? { redis: redis.cluster } : {}) });
   const database = new URL(cluster.databaseUrl).pathname.slice(1);
   return {
     nodes: cluster.nodes,
