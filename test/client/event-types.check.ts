@@ -1,7 +1,7 @@
 // A type test, compiled by `npm run typecheck` (tsconfig.json includes test/), never run: `chat.on` takes only
 // the event names of docs/events.md and hands each handler its own payload type. Each `@ts-expect-error` line
 // must be an error; if the SDK's types let one through, tsc reports the directive as unused and the check fails.
-import { ParleyClient, type ParleyEvents } from '../../packages/client/src/index.js';
+import { ParleyClient, type ApiAnswer, type ApiBody, type ParleyEvents } from '../../packages/client/src/index.js';
 
 export function eventTypes(chat: ParleyClient): void {
   chat.on('MessageSent', (message, meta) => {
@@ -46,4 +46,17 @@ export async function callTypes(chat: ParleyClient): Promise<void> {
   const page = await chat.messages.list(1, { before: 10, limit: 20 });
   const reactions: { emoji: string }[] = page.data[0]!.reactions;
   void reactions;
+}
+
+export async function apiTypes(chat: ParleyClient): Promise<void> {
+  const blocks = await chat.request<ApiAnswer<'/blocks', 'get'>>('GET', '/blocks');
+  const blocked: number[] = blocks.messaging_blocked_user_ids;
+  // @ts-expect-error not a key of GET /blocks' answer
+  void blocks.blocked_ids;
+  const pin: ApiBody<'/groups/{id}', 'patch'> = { slow_mode_s: 10 };
+  // @ts-expect-error slow_mode_s is a number
+  const wrong: ApiBody<'/groups/{id}', 'patch'> = { slow_mode_s: 'ten' };
+  // @ts-expect-error not a path of docs/openapi.json
+  type Nowhere = ApiAnswer<'/nowhere', 'get'>;
+  void [blocked, pin, wrong, null as unknown as Nowhere];
 }

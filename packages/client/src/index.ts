@@ -1,5 +1,6 @@
 // @parley/client: a typed client for Parley's HTTP API and its Pusher-protocol events (docs/client-sdk.md).
 export { ParleyClient, type ConnectionState, type ParleyClientOptions } from './client.js';
+export type { ApiAnswer, ApiBody, ApiMethod, ApiPath } from './api-types.js';
 export { ParleyError, isNetworkError } from './errors.js';
 export type { EventHandler, EventMeta, ParleyEventName, ParleyEvents } from './events.js';
 export type { Query, RequestOptions, TokenSource } from './http.js';
