@@ -16,8 +16,8 @@ import { redisPubSub, type RedisPubSub } from './pubsub.js';
 /** Where the deployment's Redis is. */
 export type RedisTarget =
   | { readonly kind: 'single'; readonly url: string }
-  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly master: string; readonly password?: string }
-  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[]; readonly password?: string };
+  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly master: string }
+  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] };
 
 export interface HostPort {
   readonly host: string;
@@ -76,7 +76,6 @@ export async function openRedis(target: RedisTarget | string, prefix: string, lo
           ...options,
           sentinels: where.sentinels.map(({ host, port }) => ({ host, port })),
           name: where.master,
-          ...(where.password ? { password: where.password, sentinelPassword: where.password } : {}),
           // No failoverDetector: in ioredis 6.0.0 its +switch-master disconnect, arriving while the client is
           // already reconnecting to the dead primary, ended the client for good (seen in the Sentinel fault
           // test). A lost primary drops the connection anyway, and every reconnection asks the sentinels.
@@ -120,7 +119,6 @@ async function openCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, pr
         // The subscriber's SSUBSCRIBEs go to one connection per master (ioredis's sharded subscriber group).
         shardedSubscribers: role === 'subscriber',
         redisOptions: {
-          ...(target.password ? { password: target.password } : {}),
           connectTimeout: 2_000,
           maxRetriesPerRequest: 1,
         },
