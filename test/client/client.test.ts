@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { after, afterEach, before, describe, test } from 'node:test';
-import type { ConnectionState, EventMeta, ParleyClient } from '../../packages/client/src/index.js';
+import { ParleyError, type ConnectionState, type EventMeta, type ParleyClient } from '../../packages/client/src/index.js';
 import type { TestApp } from '../support/app.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { clientOf, disconnectClients, eventually, startClientTestApp } from './helpers.js';
@@ -290,5 +290,31 @@ describe('@parley/client: socket, events and catch-up', () => {
     await bob.sync();
     await settle();
     assert.deepEqual(sources, [`MessageSent ${missed.id} missed: sync`, `MessageSent ${m2} live after: live`]);
+  });
+
+  test('a catch-up that fails is said through onError and tried again until the client is live', async () => {
+    proxy = await startTcpProxy(app.port);
+    let refuseSync = false;
+    const bob = await clientOf(app, 2, {
+      wsHost: '127.0.0.1',
+      wsPort: proxy.port,
+      // A server that refuses the catch-up for a while (as a proxy in front of it might).
+      fetch: async (input, init) =>
+        refuseSync && String(input).includes('/sync?since=')
+          ? new Response(JSON.stringify({ message: 'Not now.', code: 'forbidden' }), { status: 403, headers: { 'Content-Type': 'application/json' } })
+          : fetch(input, init),
+    });
+    await bob.connect();
+    const errors: unknown[] = [];
+    bob.onError((err) => errors.push(err));
+    refuseSync = true;
+    proxy.drop();
+    await eventually(() => assert.equal(bob.state, 'connecting'));
+    proxy.restore();
+    await eventually(() => assert.ok(errors.length > 0));
+    assert.ok(errors[0] instanceof ParleyError && errors[0].status === 403 && errors[0].code === 'forbidden');
+    assert.equal(bob.state, 'syncing', 'not live before it caught up');
+    refuseSync = false;
+    await eventually(() => assert.equal(bob.state, 'live'), 5_000);
   });
 });

@@ -8,10 +8,10 @@ import type { SyncChange, SyncPage } from './generated/contract.js';
 import { Http, type RequestOptions, type TokenSource } from './http.js';
 import { userIdOfToken } from './ids.js';
 import { ChangeLedger } from './ledger.js';
-import { createPusher, type PusherClient, type SocketOptions } from './realtime.js';
+import { Connection, type ConnectionOptions } from './connection.js';
 import { conversationsApi, messagesApi } from './resources.js';
 
-export interface ParleyClientOptions extends SocketOptions {
+export interface ParleyClientOptions extends ConnectionOptions {
   /** The server's origin, e.g. http://localhost:8080 (the API is below /api/chat/v1). */
   baseUrl: string;
   /** A user token, or a function giving one: called once, and again after a 401 (token refresh). */
@@ -50,7 +50,6 @@ const CHECKPOINT_AFTER = 200;
 /** While live the client syncs this often too, so its cursor never grows older than the feed keeps changes. */
 const CHECKPOINT_EVERY_MS = 5 * 60_000;
 const RETRY_SYNC_MS = 2_000;
-const RECONNECT_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 const userChannel = (id: number) => `private-chat.user.${id}`;
 const conversationChannel = (id: number) => `private-chat.conversation.${id}`;
 
@@ -62,24 +61,20 @@ export class ParleyClient {
   private readonly ledger = new ChangeLedger();
   private readonly stateListeners = new Set<(state: ConnectionState) => void>();
   private readonly resetListeners = new Set<(error: ParleyError) => void>();
-  private pusher: PusherClient | null = null;
+  private readonly errorListeners = new Set<(error: unknown) => void>();
+  private connection: Connection | null = null;
   private connecting: Promise<void> | null = null;
   /** Counts connect() and disconnect() calls, so an opening that was disconnected meanwhile stops. */
   private generation = 0;
   private _state: ConnectionState = 'disconnected';
   private _cursor: string | null;
   private _userId: number | null;
-  /** Channel → subscribed now (pusher-js subscribes again by itself after a reconnect). */
-  private readonly channels = new Map<string, boolean>();
-  private readonly waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void }[]>();
   private needsCatchUp = false;
   private syncDepth = 0;
   private buffer: { name: string; payload: unknown; channel: string }[] = [];
   private syncChain: Promise<unknown> = Promise.resolve();
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
-  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
-  private reconnectAttempts = 0;
 
   constructor(private readonly options: ParleyClientOptions) {
     const ownSocket = (): Record<string, string> => (options.excludeOwnSocket && this.socketId ? { 'X-Socket-ID': this.socketId } : {});
@@ -110,7 +105,7 @@ export class ParleyClient {
 
   /** This connection's socket id, for X-Socket-ID (events.md: leave out the acting socket); null while not connected. */
   get socketId(): string | null {
-    return this.pusher?.connection.socket_id ?? null;
+    return this.connection?.socketId ?? null;
   }
 
   /** Any call of docs/api.md: `path` below /api/chat/v1; same token, refresh and errors as the named methods. */
@@ -146,6 +141,21 @@ export class ParleyClient {
     return () => void this.resetListeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` with an error the client met on its own, not in a call of yours (a catch-up after a
+   * reconnect that failed, e.g. 401 with a token that cannot be refreshed; it tries again every 2 s). Without a
+   * listener such errors go to console.error.
+   */
+  onError(listener: (error: unknown) => void): () => void {
+    this.errorListeners.add(listener);
+    return () => void this.errorListeners.delete(listener);
+  }
+
+  private reportError(error: unknown): void {
+    if (this.errorListeners.size === 0) console.error('@parley/client:', error);
+    for (const listener of [...this.errorListeners]) listener(error);
+  }
+
   /** Opens the socket, subscribes the user's channel, catches up from the cursor; resolves once live. */
   connect(): Promise<void> {
     if (!this.connecting) {
@@ -166,10 +176,17 @@ export class ParleyClient {
       // Without a cursor the client starts from now: what happens from here on arrives live or from a sync.
       this._cursor ??= (await this.http.request<{ data: SyncPage }>('GET', '/sync')).data.cursor;
       stillMine();
-      const pusher = (this.pusher = createPusher(this.http, this.options));
-      pusher.connection.bind('state_change', ({ current }: { current: string }) => this.onSocketState(current));
+      this.connection = new Connection(this.http, this.options, {
+        event: (name, payload, channel) => this.onLive(name, payload, channel),
+        lost: () => {
+          // Every channel is subscribed again once the socket is back; what was missed meanwhile is caught up.
+          this.needsCatchUp = true;
+          this.setState('connecting');
+        },
+        ready: () => this.maybeCatchUp(),
+      });
       this.needsCatchUp = true;
-      await this.subscribe(userChannel(this._userId));
+      await this.connection.subscribe(userChannel(this._userId));
       stillMine();
       await this.whenLive();
     } catch (err) {
@@ -180,22 +197,19 @@ export class ParleyClient {
 
   /** Subscribes the conversation's channel (its events then arrive live), then catches up. */
   async watch(conversationId: number): Promise<void> {
-    if (!this.pusher) {
+    if (!this.connection) {
       if (!this.connecting) throw new Error('connect() first');
       await this.connecting;
     }
     const name = conversationChannel(conversationId);
-    if (this.channels.has(name)) return this.whenSubscribed(name);
-    await this.subscribe(name);
-    if (this._state === 'live') await this.sync();
+    const known = this.connection!.has(name);
+    await this.connection!.subscribe(name);
+    if (!known && this._state === 'live') await this.sync();
   }
 
   /** Stops the conversation's live events (its changes still come with the next sync). */
   unwatch(conversationId: number): void {
-    const name = conversationChannel(conversationId);
-    if (!this.channels.delete(name)) return;
-    this.pusher?.unsubscribe(name);
-    for (const w of this.waiting.get(name)?.splice(0) ?? []) w.reject(new Error(`unwatched ${name}`));
+    this.connection?.unsubscribe(conversationChannel(conversationId));
   }
 
   /**
@@ -214,10 +228,7 @@ export class ParleyClient {
    * The channels stay; once they are subscribed again the client catches up, then is live.
    */
   reconnect(): void {
-    const pusher = this.pusher;
-    if (!pusher || pusher.connection.state === 'connected') return;
-    pusher.disconnect();
-    pusher.connect();
+    this.connection?.reconnect();
   }
 
   /** Closes the socket; handlers stay registered, and connect() opens it again (from the same cursor). */
@@ -226,13 +237,9 @@ export class ParleyClient {
     this.connecting = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
-    this.stopReconnecting();
-    const pusher = this.pusher;
-    this.pusher = null;
-    this.channels.clear();
-    for (const [, waiters] of this.waiting) for (const w of waiters) w.reject(new Error('disconnected'));
-    this.waiting.clear();
-    pusher?.disconnect();
+    const connection = this.connection;
+    this.connection = null;
+    connection?.close();
     this.setState('disconnected');
   }
 
@@ -271,7 +278,6 @@ export class ParleyClient {
   }
 
   private onLive(name: string, payload: unknown, channel: string): void {
-    if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) return;
     if (this._state !== 'live' || this.syncDepth > 0) {
       this.buffer.push({ name, payload, channel });
       return;
@@ -292,34 +298,6 @@ export class ParleyClient {
     for (const { name, payload, channel } of buffered) this.deliverLive(name, payload, channel);
   }
 
-  private subscribe(name: string): Promise<void> {
-    const channel = this.pusher!.subscribe(name);
-    this.channels.set(name, false);
-    channel.bind_global((event: string, data: unknown) => this.onLive(event, data, name));
-    channel.bind('pusher:subscription_succeeded', () => {
-      if (!this.channels.has(name)) return;
-      this.channels.set(name, true);
-      for (const w of this.waiting.get(name)?.splice(0) ?? []) w.resolve();
-      this.maybeCatchUp();
-    });
-    channel.bind('pusher:subscription_error', (error: { status?: number; error?: string }) => {
-      this.channels.delete(name);
-      this.pusher?.unsubscribe(name);
-      const err = new ParleyError(error?.status ?? 0, 'subscription_failed', `Subscribing ${name} failed: ${error?.error ?? 'refused'}`);
-      for (const w of this.waiting.get(name)?.splice(0) ?? []) w.reject(err);
-    });
-    return this.whenSubscribed(name);
-  }
-
-  private whenSubscribed(name: string): Promise<void> {
-    if (this.channels.get(name)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const list = this.waiting.get(name) ?? [];
-      list.push({ resolve, reject });
-      this.waiting.set(name, list);
-    });
-  }
-
   private whenLive(): Promise<void> {
     if (this._state === 'live') return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -332,42 +310,9 @@ export class ParleyClient {
     });
   }
 
-  private onSocketState(current: string): void {
-    if (!this.pusher) return;
-    if (current === 'connected') {
-      this.stopReconnecting();
-      return this.maybeCatchUp();
-    }
-    // The socket is gone: every channel must be subscribed again, and what was missed meanwhile caught up.
-    for (const name of this.channels.keys()) this.channels.set(name, false);
-    this.needsCatchUp = true;
-    this.setState('connecting');
-    this.reconnectLater();
-  }
-
-  /** A fresh attempt after each delay of the schedule while the connection stays lost. */
-  private reconnectLater(): void {
-    if (this.reconnectTimer) return;
-    const delays = this.options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
-    const delay = delays[Math.min(this.reconnectAttempts, delays.length - 1)] ?? 1_000;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      this.reconnectAttempts++;
-      this.reconnect();
-      if (this.pusher && this.pusher.connection.state !== 'connected') this.reconnectLater();
-    }, delay);
-  }
-
-  private stopReconnecting(): void {
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = null;
-    this.reconnectAttempts = 0;
-  }
-
   /** Once the socket is back and every channel subscribed again: sync, then live. */
   private maybeCatchUp(): void {
-    if (!this.needsCatchUp || this.pusher?.connection.state !== 'connected') return;
-    if ([...this.channels.values()].some((subscribed) => !subscribed)) return;
+    if (!this.needsCatchUp || !this.connection?.ready) return;
     this.needsCatchUp = false;
     this.setState('syncing');
     this.sync().then(
@@ -378,12 +323,9 @@ export class ParleyClient {
         }
       },
       (err: unknown) => {
-        // No answer or a server error: try again shortly, still not live.
-        if (!isNetworkError(err) && !(err instanceof ParleyError && err.status >= 500)) {
-          queueMicrotask(() => {
-            throw err;
-          });
-        }
+        // Not live until it has caught up: try again shortly. No answer or a 5xx is expected now and then; anything
+        // else (a 401 with a token that cannot be refreshed) is said.
+        if (!isNetworkError(err) && !(err instanceof ParleyError && err.status >= 500)) this.reportError(err);
         this.needsCatchUp = true;
         this.retryTimer = setTimeout(() => this.maybeCatchUp(), RETRY_SYNC_MS);
       },
@@ -393,7 +335,7 @@ export class ParleyClient {
   private checkpointLater(): void {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     const every = this.options.syncEveryMs ?? CHECKPOINT_EVERY_MS;
-    this.checkpointTimer = this.pusher ? setTimeout(() => this._state === 'live' && void this.sync().catch(() => this.checkpointLater()), every) : null;
+    this.checkpointTimer = this.connection ? setTimeout(() => this._state === 'live' && void this.sync().catch(() => this.checkpointLater()), every) : null;
   }
 
   private setState(state: ConnectionState): void {
