@@ -28,7 +28,7 @@ export function createPusher(http: Http, options: SocketOptions): PusherClient {
     wsPort: port,
     wssPort: port,
     forceTLS: tls,
-    enabledTransports: ['ws', 'wss'],
+    enabledTransports: [tls ? 'wss' : 'ws'], // the one scheme: else pusher-js tries a dropped ws:// again over wss:// too
     disableStats: true,
     channelAuthorization: {
       customHandler: ({ socketId, channelName }, callback) => {
