@@ -104,6 +104,28 @@ describe('@parley/client: conversations and messages', () => {
     assert.deepEqual(history.map((m) => m.id), [message.id], 'one message');
   });
 
+  test('a send whose first answer never comes is tried again after sendTimeoutMs with the same client_message_id: one message', async () => {
+    const sent: string[] = [];
+    // The answer of the first try hangs (the server stored the message) until the client gives up on it.
+    const hangingFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === 'POST' && String(input).endsWith('/messages')) {
+        sent.push(JSON.parse(String(init.body)).client_message_id);
+        if (sent.length === 1) {
+          await response.arrayBuffer();
+          return new Promise<Response>((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal!.reason)));
+        }
+      }
+      return response;
+    };
+    const alice = await clientOf(app, 1, { fetch: hangingFetch, sendTimeoutMs: 500 });
+    const { id } = await alice.conversations.openDirect(2);
+    const message = await alice.messages.send(id, { body: 'answered the second time' });
+    assert.deepEqual(sent, [sent[0], sent[0]], 'tried twice with the same client_message_id');
+    const history = (await alice.messages.list(id, { limit: 100 })).data.filter((m) => m.body === 'answered the second time');
+    assert.deepEqual(history.map((m) => m.id), [message.id], 'one message');
+  });
+
   test('a cursor older than the feed keeps: sync calls onReset with the 410 and goes on from now', async () => {
     const alice = await clientOf(app, 1);
     const { id } = await alice.conversations.openDirect(2);

@@ -27,6 +27,8 @@ export interface ParleyClientOptions extends ConnectionOptions {
    * requests (docs/events.md). They still come with the next sync (the feed holds your own actions too).
    */
   excludeOwnSocket?: boolean;
+  /** How long one try of messages.send waits for its answer before it tries again with the same id (ms, 15000). */
+  sendTimeoutMs?: number;
   /**
    * After a lost connection, how long each new attempt may take before the client starts another (ms; the last
    * repeats). pusher-js alone waits up to 15-60 s per attempt, long after a restarted server answers again.
@@ -85,7 +87,7 @@ export class ParleyClient {
       // The inbox's first page: its cursor is where a sync starts, if nothing else set one yet.
       if (this._cursor === null && !opts.cursor && !opts.archived) this._cursor = page.meta.sync_cursor;
     });
-    this.messages = messagesApi(this.http);
+    this.messages = messagesApi(this.http, options.sendTimeoutMs);
   }
 
   /** Where the client is: see ConnectionState. */

@@ -11,6 +11,8 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** No answer within this many ms counts as no answer at all (a ParleyError with status 0). */
+  timeoutMs?: number;
 }
 
 export const API_PATH = '/api/chat/v1';
@@ -43,8 +45,15 @@ export class Http {
     const { body } = options;
     const json = body !== undefined && body !== null && Object.getPrototypeOf(body) === Object.prototype;
     const headers: Record<string, string> = { Accept: 'application/json', ...(json ? { 'Content-Type': 'application/json' } : {}), ...options.headers };
-    const init = { method, headers, body: json ? JSON.stringify(body) : (body as BodyInit | undefined), signal: options.signal };
-    return read<T>(await this.fetch(this.url(path, options.query), init));
+    const timeout = options.timeoutMs === undefined ? null : AbortSignal.timeout(options.timeoutMs);
+    const signal = timeout && options.signal ? AbortSignal.any([options.signal, timeout]) : (timeout ?? options.signal);
+    const init = { method, headers, body: json ? JSON.stringify(body) : (body as BodyInit | undefined), signal };
+    try {
+      return read<T>(await this.fetch(this.url(path, options.query), init));
+    } catch (err) {
+      if (!timeout?.aborted || options.signal?.aborted) throw err;
+      throw new ParleyError(0, 'network_error', `${method} ${path}: no answer within ${options.timeoutMs} ms`, undefined, { cause: err });
+    }
   }
 
   /**
@@ -70,7 +79,7 @@ export class Http {
     try {
       return await this.fetchImpl(url, { ...init, headers });
     } catch (err) {
-      if (init.signal?.aborted) throw err;
+      if (init.signal?.aborted) throw err; // the caller's abort, or a timeout request() reports itself
       const what = `${init.method ?? 'GET'} ${url.replace(this.baseUrl, '')}`;
       throw new ParleyError(0, 'network_error', `${what}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
     }

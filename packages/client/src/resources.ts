@@ -52,7 +52,10 @@ export function conversationsApi(http: Http, onInbox: (page: InboxPage, options:
 /** Waits between the tries of a send whose answer did not come (ms). */
 const SEND_RETRY_DELAYS = [250, 1_000, 3_000];
 
-export function messagesApi(http: Http, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))) {
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `sendTimeoutMs`: how long one try of a send may wait for its answer before it counts as lost. */
+export function messagesApi(http: Http, sendTimeoutMs = 15_000) {
   return {
     /** GET /conversations/{id}/messages: a page of history, newest first (before or after a message id). */
     list(conversationId: number, options: HistoryOptions = {}): Promise<HistoryPage> {
@@ -60,13 +63,15 @@ export function messagesApi(http: Http, sleep = (ms: number) => new Promise<void
     },
     /**
      * POST /conversations/{id}/messages. The message gets a client_message_id (yours if you pass one), and a try
-     * that got no answer, or a 503, is made again with the same id: the server stores it once (docs/api.md, send).
+     * that got no answer (within sendTimeoutMs), or a 503, is made again with the same id: the server stores it
+     * once (docs/api.md, send). Up to 4 tries.
      */
     async send(conversationId: number, input: SendMessageInput): Promise<MessageResource> {
       const body = { ...input, client_message_id: input.client_message_id ?? newClientMessageId() };
       for (let attempt = 0; ; attempt++) {
         try {
-          return (await http.request<{ data: MessageResource }>('POST', `/conversations/${conversationId}/messages`, { body })).data;
+          const path = `/conversations/${conversationId}/messages`;
+          return (await http.request<{ data: MessageResource }>('POST', path, { body, timeoutMs: sendTimeoutMs })).data;
         } catch (err) {
           const retriable = isNetworkError(err) || (err instanceof ParleyError && err.status === 503);
           if (!retriable || attempt >= SEND_RETRY_DELAYS.length) throw err;
