@@ -1,10 +1,11 @@
-// npm start's build step: builds the server (tsc → dist/) and the web client (vite → web/dist/) only when their
-// sources changed since the last build, so a restart costs the server's own start, not a build. "Changed": the
+// npm start's build step: builds the server (tsc → dist/), @parley/client (tsc → packages/client/dist/, which the
+// web client bundles) and the web client (vite → web/dist/) only when their sources changed since the last build,
+// so a restart costs the server's own start, not a build. "Changed": the
 // list of input files with their sizes and modification times differs from the one recorded at the last
 // successful build (a file added, removed, edited or replaced by an older copy all count).
 //
 //   node scripts/build-if-stale.mjs           build what is stale
-//   node scripts/build-if-stale.mjs --force   build both
+//   node scripts/build-if-stale.mjs --force   build all
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -57,8 +58,17 @@ const TARGETS = [
     build: () => run(bin('tsc'), ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', 'dist/.tsbuildinfo']),
   },
   {
+    // @parley/client (npm install builds it too): the web client is bundled from its dist/.
+    name: 'client SDK',
+    inputs: ['packages/client', 'package-lock.json'],
+    output: 'packages/client/dist/index.js',
+    stamp: 'dist/.build-client',
+    present: 'packages/client/package.json',
+    build: () => run(bin('tsc'), ['-p', 'packages/client/tsconfig.json']),
+  },
+  {
     name: 'web client',
-    inputs: ['web', 'package.json', 'package-lock.json'],
+    inputs: ['web', 'packages/client', 'package.json', 'package-lock.json'],
     output: 'web/dist/index.html',
     stamp: 'dist/.build-web',
     build: () => run(bin('vite'), ['build', 'web', '--logLevel', 'warn']),
@@ -66,6 +76,7 @@ const TARGETS = [
 ];
 
 for (const target of TARGETS) {
+  if (target.present && !existsSync(join(ROOT, target.present))) continue;
   const stampFile = join(ROOT, target.stamp);
   const current = fingerprint(target.inputs);
   const built = existsSync(join(ROOT, target.output)) && existsSync(stampFile);

@@ -43,6 +43,15 @@ describe('npm start: build only when sources changed', () => {
     };
     fake('tsc', 'dist/src/main.js');
     fake('vite', 'web/dist/index.html');
+    // tsc -p packages/client/tsconfig.json: @parley/client, recorded apart from the server's build.
+    const tsc = join(project, 'node_modules/.bin/tsc');
+    writeFileSync(
+      tsc,
+      readFileSync(tsc, 'utf8').replace(
+        '#!/bin/sh\n',
+        '#!/bin/sh\n[ "$2" = "packages/client/tsconfig.json" ] && { echo tsc-client >> calls.log; mkdir -p packages/client/dist && echo built > packages/client/dist/index.js; exit 0; }\n',
+      ),
+    );
   });
   after(() => rmSync(project, { recursive: true, force: true }));
 
@@ -99,6 +108,22 @@ describe('npm start: build only when sources changed', () => {
     assert.equal(failed.status, 3);
     assert.match(failed.stderr, /Build failed/);
     assert.deepEqual(build().builds, ['tsc']);
+  });
+
+  test('with @parley/client in packages/client: a changed client source rebuilds it, then the web client that bundles it', () => {
+    mkdirSync(join(project, 'packages/client/src'), { recursive: true });
+    touch('packages/client/package.json', '{}');
+    touch('packages/client/src/index.ts');
+    assert.deepEqual(build().builds, ['tsc-client', 'vite']);
+    assert.deepEqual(build().builds, []);
+    touch('packages/client/src/index.ts', 'changed again');
+    const changed = build();
+    assert.deepEqual(changed.builds, ['tsc-client', 'vite']);
+    assert.match(changed.output, /Building the client SDK \(its sources changed since the last build\)/);
+    touch('web/src/main.ts', 'the web only');
+    assert.deepEqual(build().builds, ['vite']);
+    rmSync(join(project, 'packages'), { recursive: true });
+    assert.deepEqual(build().builds, ['vite']); // gone: nothing to build of it, and the web's inputs changed
   });
 
   test('--force (npm run build) builds both', () => {
