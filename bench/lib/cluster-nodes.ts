@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { Cluster } from '../../testkit/cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
-import { backendPids } from '../../testkit/postgres.js';
+import { backendPids, withClient } from '../../testkit/postgres.js';
 import { RedisCluster } from '../../testkit/redis-cluster.js';
 import { MACHINE_REDIS_URL } from '../../testkit/redis.js';
 import { BENCH_ADMIN_DATABASE_URL, BENCH_ENV } from './targets.js';
@@ -52,6 +52,8 @@ export interface BenchCluster {
   readonly nodes: readonly ParleyNode[];
   /** The PostgreSQL backends serving the nodes right now. */
   databasePids(): Promise<number[]>;
+  /** VACUUM (ANALYZE) of the cluster's database, or of one table: what autovacuum does where it is on. */
+  vacuum(table?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -61,8 +63,14 @@ export async function startCluster(nodes: number, redis: BenchRedis): Promise<Be
   return {
     nodes: cluster.nodes,
     databasePids: () => backendPids(database, BENCH_ADMIN_DATABASE_URL),
+    vacuum: (table) => withClient(cluster.databaseUrl, async (c) => void (await c.query(`vacuum (analyze)${table ? ` ${table}` : ''}`))),
     close: () => cluster.close(),
   };
+}
+
+/** Whether autovacuum is on in the benchmarks' PostgreSQL (a CI configuration may turn it off). */
+export async function autovacuumOn(): Promise<boolean> {
+  return withClient(BENCH_ADMIN_DATABASE_URL, async (c) => (await c.query<{ autovacuum: string }>('show autovacuum')).rows[0]?.autovacuum === 'on');
 }
 
 /** A node's cross-node counters (docs/deployment.md, Metrics). */
