@@ -1,5 +1,5 @@
 // The event table of docs/events.md: each event's class name, broadcast name, channel kind and payload, the payloads
-// as TypeBox schemas (their types here, the web client's by scripts/web-types.ts). v1's ten events keep exactly
+// as TypeBox schemas (their types here, @parley/client's by scripts/client-types.ts). v1's ten events keep exactly
 // their payload keys; v1.1 adds MessageReactionsUpdated as an eleventh; v1.2 the thread, pin and own-state events.
 import { Type, type Static } from 'typebox';
 import type { ChannelKind } from './channels.js';

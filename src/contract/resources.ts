@@ -1,5 +1,5 @@
 // The resources of the API (docs/api.md), as TypeBox schemas: one definition gives the TypeScript types, the HTTP
-// response serialization, the OpenAPI document and the web client's types (scripts/web-types.ts).
+// response serialization, the OpenAPI document and @parley/client's types (scripts/client-types.ts).
 import { Type, type Static } from 'typebox';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,12 +1,13 @@
 // The signed-in chat's shell: the sidebar (me, connection state, the inbox) and the pane of the open
 // conversation. It makes the store, feeds it from the user channel chat.user.{me}, keeps #/c/{id} and the store's
 // open conversation in step, and mounts a ThreadView for it. Views talk to the store, never to this shell.
-import { createApi, describeError, type ApiError } from './api.js';
+import { ParleyClient } from '@parley/client';
+import { createApi } from './api.js';
 import { blocksDialog, newGroupDialog } from './dialogs.js';
 import { newDirectDialog } from './people.js';
 import { InboxView } from './inbox.js';
 import { announce, avatar, h, toast } from './dom.js';
-import { connectRealtime, type ConnectionState } from './realtime.js';
+import { connectRealtime, RECONNECT_DELAYS_MS, type ConnectionState } from './realtime.js';
 import type { Session } from './session.js';
 import { ChatStore, type Change } from './store.js';
 import { ThreadView } from './thread.js';
@@ -18,10 +19,9 @@ const HEARTBEAT_MS = 30_000;
 const CONNECTION_LABELS: Record<ConnectionState, string> = {
   connecting: 'Connecting…',
   connected: 'Live',
+  syncing: 'Catching up…',
   unavailable: 'Reconnecting…',
-  failed: 'No live updates (WebSocket unsupported)',
   disconnected: 'Disconnected',
-  offline: 'Offline',
 };
 
 export class ChatApp {
@@ -30,8 +30,10 @@ export class ChatApp {
   private thread: ThreadView | null = null;
   private readonly cleanups: (() => void)[] = [];
   private stopped = false;
-  /** For the push subscription's removal at sign-out (web/src/push.ts). */
-  private readonly pushToken: string;
+  /** @parley/client: every API call and the socket go through it. */
+  private readonly chat: ParleyClient;
+  /** The socket was lost since it was last live: presence is asked again once it is back. */
+  private wasLost = false;
 
   private readonly threadPane = h('main', { className: 'thread-pane', id: 'main', tabindex: -1 });
   private readonly status = h('span', { className: 'connection', role: 'status' });
@@ -43,9 +45,19 @@ export class ChatApp {
     session: Session,
     private readonly signOut: (notice?: string) => void,
   ) {
-    this.pushToken = session.token;
-    const realtime = connectRealtime(config, session.token);
-    const api = createApi(session.token, () => realtime.socketId(), (err: ApiError) => this.stop(err.message, false));
+    this.chat = new ParleyClient({
+      baseUrl: location.origin,
+      token: session.token,
+      userId: session.userId,
+      appKey: config.app_key,
+      wsHost: config.ws_host ?? undefined,
+      wsPort: config.ws_port ?? undefined,
+      forceTLS: config.force_tls || location.protocol === 'https:',
+      reconnectDelaysMs: RECONNECT_DELAYS_MS,
+      excludeOwnSocket: true, // X-Socket-ID: this tab gets no events for its own requests
+    });
+    const realtime = connectRealtime(this.chat, config.realtime);
+    const api = createApi(this.chat, (err) => this.stop(err.message, false));
     this.store = new ChatStore(api, realtime, { id: session.userId, name: session.name ?? `User ${session.userId}`, avatar_url: null });
     this.inbox = new InboxView(this.store);
   }
@@ -61,7 +73,7 @@ export class ChatApp {
     this.renderMe();
     this.showPlaceholder();
 
-    store.realtime.listenToUser(store.me.id, {
+    void store.realtime.listenToUser({
       inboxUpdated: (c) => store.upsertConversation(c),
       presenceChanged: ({ user_id, is_online }) => store.setOnline(user_id, is_online),
       blockChanged: (e) =>
@@ -69,16 +81,18 @@ export class ChatApp {
       membershipRevoked: (e) => this.membershipRevoked(e),
       stateChanged: (e) => store.applyState(e),
       messageHidden: (e) => store.hide(e.conversation_id, e.message_id),
+    }).catch(() => {}); // signed out before it was live
+    store.realtime.onStateChange((state) => {
+      this.renderStatus(state);
+      // Back after a loss (the client caught up over /sync before it said so): presence is not in the feed.
+      if (state === 'unavailable') this.wasLost = true;
+      if (state === 'connected' && this.wasLost) {
+        this.wasLost = false;
+        void this.refreshPresence();
+      }
     });
-    store.realtime.onStateChange((state) => this.renderStatus(state));
-    // After a reconnect, once the user's channel is subscribed again: what the socket missed.
-    store.realtime.onResubscribed(() => void this.catchUp());
-    // A tab that was hidden may have been frozen or cut off without noticing: catch up when it shows again.
-    const onVisible = () => {
-      if (document.visibilityState === 'visible') void this.catchUp(false);
-    };
-    document.addEventListener('visibilitychange', onVisible);
-    this.cleanups.push(() => document.removeEventListener('visibilitychange', onVisible));
+    // Offline longer than the server keeps changes (410 cursor_expired): what is shown is loaded again.
+    this.cleanups.push(this.chat.onReset(() => void this.reload()));
     this.renderStatus(store.realtime.state());
 
     void store.loadBlocks();
@@ -100,7 +114,7 @@ export class ChatApp {
     this.inbox.destroy();
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     if (goodbye) {
-      void disablePush(this.pushToken).catch(() => {});
+      void disablePush(this.chat).catch(() => {});
       this.store.api.goodbye();
     }
     this.store.realtime.disconnect();
@@ -127,20 +141,16 @@ export class ChatApp {
     });
   }
 
-  /**
-   * What the socket missed (events are at-most-once), over GET /sync: every change since this tab's cursor,
-   * applied as if it had arrived live. After a reconnect presence is asked again too (it is not in the feed).
-   */
-  private async catchUp(reconnected = true): Promise<void> {
+  /** The change feed could not fill a gap: the inbox and the open conversation's history loaded again. */
+  private async reload(): Promise<void> {
+    await this.store.loadInbox(true);
+    await this.thread?.catchUp();
+  }
+
+  private async refreshPresence(): Promise<void> {
     const store = this.store;
-    try {
-      if ((await store.sync()) === 'reloaded') await this.thread?.catchUp();
-      if (!reconnected) return;
-      const partners = store.inbox().map((c) => store.partner(c)?.id).filter((id): id is number => id !== undefined);
-      await store.refreshPresence(partners);
-    } catch (err) {
-      toast(`Catching up failed: ${describeError(err)}`);
-    }
+    const partners = store.inbox().map((c) => store.partner(c)?.id).filter((id): id is number => id !== undefined);
+    await store.refreshPresence(partners);
   }
 
   // ---- the open conversation: #/c/{id} and the store's open id, kept in step -------------------------------
@@ -246,7 +256,7 @@ export class ChatApp {
           'header',
           { className: 'sidebar-header' },
           h('div', { className: 'brand' }, h('span', { className: 'logo', 'aria-hidden': 'true' }, 'P'), h('span', {}, 'Parley'), this.inbox.views),
-          h('div', { className: 'me' }, this.meLabel, this.status, pushButton(this.pushToken), signOut),
+          h('div', { className: 'me' }, this.meLabel, this.status, pushButton(this.chat), signOut),
         ),
         h('nav', { className: 'sidebar-actions', 'aria-label': 'Start' }, newChat, newGroup, blocked),
         ...this.inbox.elements,

@@ -1,7 +1,7 @@
 // Web Push in the web client: an opt-in button (the browser's permission prompt only ever follows a click),
 // the subscription saved with POST /push/subscriptions, removed on sign-out. The service worker is
 // web/public/sw.js. See docs/notifications.md ("Web Push") and docs/api.md ("Push").
-import { API_BASE } from './api.js';
+import type { ParleyClient } from '@parley/client';
 import { h, toast } from './dom.js';
 
 const SW_URL = '/sw.js';
@@ -10,36 +10,18 @@ export function pushSupported(): boolean {
   return 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window && window.isSecureContext;
 }
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<Response> {
-  const response = await fetch(API_BASE + path, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let message = `The server answered ${response.status}.`;
-    try {
-      message = ((await response.json()) as { message?: string }).message ?? message;
-    } catch {
-      /* not JSON */
-    }
-    throw new Error(message);
-  }
-  return response;
-}
-
 async function currentSubscription(): Promise<PushSubscription | null> {
   const registration = await navigator.serviceWorker.getRegistration(SW_URL);
   return (await registration?.pushManager.getSubscription()) ?? null;
 }
 
 /** Asks for permission (call it from a click), subscribes this browser and saves the subscription for the user. */
-export async function enablePush(token: string): Promise<void> {
+export async function enablePush(chat: ParleyClient): Promise<void> {
   const permission = await Notification.requestPermission();
   if (permission !== 'granted') throw new Error('Notifications are blocked for this site in the browser settings.');
   const registration = await navigator.serviceWorker.register(SW_URL);
   await navigator.serviceWorker.ready;
-  const config = (await (await call(token, 'GET', '/push/config')).json()) as { data: { vapid_public_key: string } };
+  const config = await chat.request<{ data: { vapid_public_key: string } }>('GET', '/push/config');
   const key = Uint8Array.from(atob(config.data.vapid_public_key.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
   let subscription = await registration.pushManager.getSubscription();
   if (subscription) {
@@ -52,20 +34,20 @@ export async function enablePush(token: string): Promise<void> {
   }
   subscription ??= await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
   const json = subscription.toJSON();
-  await call(token, 'POST', '/push/subscriptions', { endpoint: json.endpoint, keys: json.keys });
+  await chat.request('POST', '/push/subscriptions', { body: { endpoint: json.endpoint, keys: json.keys } });
 }
 
 /** Removes this browser's subscription from the server and the browser (sign-out, or the button again). */
-export async function disablePush(token: string): Promise<void> {
+export async function disablePush(chat: ParleyClient): Promise<void> {
   if (!pushSupported()) return;
   const subscription = await currentSubscription();
   if (!subscription) return;
-  await call(token, 'DELETE', '/push/subscriptions', { endpoint: subscription.endpoint }).catch(() => {});
+  await chat.request('DELETE', '/push/subscriptions', { body: { endpoint: subscription.endpoint } }).catch(() => {});
   await subscription.unsubscribe();
 }
 
 /** The opt-in button: "Enable notifications" / "Notifications on" (a click turns them off). Null when the browser cannot. */
-export function pushButton(token: string): HTMLButtonElement | null {
+export function pushButton(chat: ParleyClient): HTMLButtonElement | null {
   if (!pushSupported()) return null;
   const button = h('button', { type: 'button', id: 'push-toggle', className: 'link-button' }, 'Enable notifications');
   let on = false;
@@ -83,8 +65,8 @@ export function pushButton(token: string): HTMLButtonElement | null {
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      if (on) await disablePush(token);
-      else await enablePush(token);
+      if (on) await disablePush(chat);
+      else await enablePush(chat);
       on = !on;
       failure = '';
     } catch (err) {

@@ -1,12 +1,9 @@
-// pusher-js against Parley's built-in Pusher-protocol server, on the page's own host and port. Private channels
-// (`private-chat.user.{id}`, `private-chat.conversation.{id}`) are authorized by POST
-// /api/chat/v1/broadcasting/auth with the bearer token. Events are bound by their broadcast name (`MessageSent`).
-// No Laravel Echo: all it would add here is the `private-` prefix and the leading dot, for 2.7 KB gzipped of the
-// bundle's 50 KB budget (README's Echo example works against Parley just the same).
-import Pusher from 'pusher-js';
-import { API_BASE } from './api.js';
+// Live events through @parley/client (docs/client-sdk.md): it runs pusher-js against Parley's built-in server,
+// subscribes chat.user.{me} and each open conversation (authorized with the bearer token), and after a
+// reconnect catches up over GET /sync before it is live again, each change handed once to the same handlers
+// as a live event. This module routes the events by name to the user's handlers and to the open conversation's.
+import type { ConnectionState as ClientState, EventMeta, ParleyClient, ParleyError, ParleyEventName } from '@parley/client';
 import type {
-  ClientConfig,
   Conversation,
   ConversationReadEvent,
   ConversationStateChangedEvent,
@@ -25,7 +22,8 @@ import type {
   UserTypingEvent,
 } from './types.js';
 
-export type ConnectionState = 'connecting' | 'connected' | 'unavailable' | 'failed' | 'disconnected' | 'offline';
+/** What the sidebar shows: `unavailable` is a connection lost (reconnecting), `syncing` catching up after it. */
+export type ConnectionState = 'connecting' | 'connected' | 'syncing' | 'unavailable' | 'disconnected';
 
 /** chat.user.{me}: the inbox, presence, blocks and lost memberships. */
 export interface UserHandlers {
@@ -58,221 +56,125 @@ export interface ConversationHandlers {
 }
 
 export interface Realtime {
-  /** For X-Socket-ID; undefined while not connected. */
-  socketId(): string | undefined;
   state(): ConnectionState;
-  listenToUser(userId: number, handlers: UserHandlers): void;
+  /** The user's handlers; then connects (resolves once live: caught up from the inbox's cursor). */
+  listenToUser(handlers: UserHandlers): Promise<void>;
   /** Subscribes to one conversation; the returned function leaves its channel. */
   listenToConversation(conversationId: number, handlers: ConversationHandlers): () => void;
   /** Stop receiving a conversation's events (after GroupMembershipRevoked). */
   leaveConversation(conversationId: number): void;
-  /** Every state change; `reconnected` is true when the socket is back after having been connected before. */
-  onStateChange(listener: (state: ConnectionState, reconnected: boolean) => void): void;
+  onStateChange(listener: (state: ConnectionState) => void): void;
   /**
-   * The user's channel is subscribed again after a reconnect (pusher-js subscribes its channels again only
-   * after the connection is back): from here on nothing is missed, so this is when to catch up.
+   * A conversation's change caught up over GET /sync goes here first (the store's own state); false keeps it
+   * from the conversation's handlers (a view whose history is not loaded yet).
    */
-  onResubscribed(listener: () => void): void;
-  /**
-   * A change caught up over GET /sync, handed to the same handlers as the live event (the user's, or the
-   * conversation's while it is listened to), with when it happened (ms). False when nobody listens for it.
-   */
-  deliver(type: string, conversationId: number | null, data: unknown, at?: number): boolean;
+  onCaughtUp(check: (type: string, conversationId: number, data: unknown) => boolean): void;
   disconnect(): void;
 }
 
-/** How each event reaches its handler, by broadcast name: the user's channel, and a conversation's. */
-const USER_EVENTS: Record<string, ((on: UserHandlers, data: unknown) => void) | undefined> = {
-  InboxUpdated: (on, data) => on.inboxUpdated(data as Conversation),
-  UserPresenceChanged: (on, data) => on.presenceChanged(data as UserPresenceChangedEvent),
-  UserBlockChanged: (on, data) => on.blockChanged(data as UserBlockChangedEvent),
-  GroupMembershipRevoked: (on, data) => on.membershipRevoked(data as GroupMembershipRevokedEvent),
-  ConversationStateChanged: (on, data) => on.stateChanged(data as ConversationStateChangedEvent),
-  MessageHidden: (on, data) => on.messageHidden(data as MessageHiddenEvent),
+/** Which handler each event goes to, by broadcast name: the user's channel, and a conversation's. */
+const USER_EVENTS: Partial<Record<ParleyEventName, keyof UserHandlers>> = {
+  InboxUpdated: 'inboxUpdated',
+  UserPresenceChanged: 'presenceChanged',
+  UserBlockChanged: 'blockChanged',
+  GroupMembershipRevoked: 'membershipRevoked',
+  ConversationStateChanged: 'stateChanged',
+  MessageHidden: 'messageHidden',
 };
-const CONVERSATION_EVENTS: Record<string, ((on: ConversationHandlers, data: unknown, at?: number) => void) | undefined> = {
-  MessageSent: (on, data) => on.messageSent(data as Message),
-  MessageUpdated: (on, data) => on.messageUpdated(data as Message),
-  MessageDeleted: (on, data) => on.messageDeleted(data as MessageDeletedEvent),
-  ConversationRead: (on, data) => on.read(data as ConversationReadEvent),
-  UserTyping: (on, data) => on.typing(data as UserTypingEvent),
-  GroupParticipantsChanged: (on, data, at) => on.participantsChanged(data as GroupParticipantsChangedEvent, at),
-  MessageReactionsUpdated: (on, data) => on.reactionsUpdated(data as MessageReactionsUpdatedEvent),
-  ThreadReplySent: (on, data) => on.threadReply(data as ThreadReplySentEvent),
-  ThreadUpdated: (on, data) => on.threadUpdated(data as ThreadUpdatedEvent),
-  ThreadRead: (on, data) => on.threadRead(data as ThreadReadEvent),
-  MessagePinned: (on, data) => on.pinned(data as MessagePinnedEvent),
+const CONVERSATION_EVENTS: Partial<Record<ParleyEventName, Exclude<keyof ConversationHandlers, 'refused'>>> = {
+  MessageSent: 'messageSent',
+  MessageUpdated: 'messageUpdated',
+  MessageDeleted: 'messageDeleted',
+  ConversationRead: 'read',
+  UserTyping: 'typing',
+  GroupParticipantsChanged: 'participantsChanged',
+  MessageReactionsUpdated: 'reactionsUpdated',
+  ThreadReplySent: 'threadReply',
+  ThreadUpdated: 'threadUpdated',
+  ThreadRead: 'threadRead',
+  MessagePinned: 'pinned',
 };
 
-/** Whether an event is one of a conversation's channel (its handlers are the open conversation's). */
-export const isConversationEvent = (type: string): boolean => CONVERSATION_EVENTS[type] !== undefined;
+/**
+ * Back soon after the server is: pusher-js alone lets each attempt time out over 15 s up to 60 s, so a page could
+ * stay "Reconnecting…" long after a restarted server answers. The client starts a fresh attempt after each of
+ * these (every second for the first 10, then after 2, 4, 8 and at most 15 s), and goes on from its cursor: what
+ * happened meanwhile is caught up before it is live.
+ */
+export const RECONNECT_DELAYS_MS: readonly number[] = [...Array<number>(10).fill(1_000), 2_000, 4_000, 8_000, 15_000];
 
-/** The handlers listening now, by channel: live events and changes caught up over /sync go through them. */
-class Listeners {
-  user: UserHandlers | null = null;
-  readonly conversations = new Map<number, ConversationHandlers>();
+/** `live` is `connected` for the page (the tests and styles know it so); `connecting` once live before is a loss. */
+const shown = (state: ClientState, everLive: boolean): ConnectionState =>
+  state === 'live' ? 'connected' : state === 'connecting' && everLive ? 'unavailable' : state;
 
-  /** False when nobody listens for it, or it is an event this client does not know (a later API version). */
-  deliver(type: string, conversationId: number | null, data: unknown, at?: number): boolean {
-    const toUser = USER_EVENTS[type];
-    if (toUser) return this.user ? (toUser(this.user, data), true) : false;
-    const toConversation = CONVERSATION_EVENTS[type];
-    const on = conversationId === null ? undefined : this.conversations.get(conversationId);
-    return toConversation && on ? (toConversation(on, data, at), true) : false;
-  }
-}
-
-/** A stand-in when the server runs without a socket server: the page still works, without live updates. */
-function offlineRealtime(): Realtime {
-  const listeners = new Listeners();
-  return {
-    socketId: () => undefined,
-    state: () => 'unavailable',
-    listenToUser: (_userId, on) => void (listeners.user = on),
-    listenToConversation: (id, on) => {
-      listeners.conversations.set(id, on);
-      return () => listeners.conversations.delete(id);
-    },
-    leaveConversation: (id) => void listeners.conversations.delete(id),
-    onStateChange: () => {},
-    onResubscribed: () => {},
-    deliver: (type, conversationId, data, at) => listeners.deliver(type, conversationId, data, at),
-    disconnect: () => {},
-  };
-}
-
-export function connectRealtime(config: ClientConfig, token: string): Realtime {
-  if (!config.realtime) return offlineRealtime();
-  const tls = config.force_tls || location.protocol === 'https:';
-  const port = config.ws_port ?? (location.port ? Number(location.port) : tls ? 443 : 80);
-  const pusher = new Pusher(config.app_key, {
-    cluster: 'mt1', // pusher-js wants one even with wsHost; any value works
-    wsHost: config.ws_host ?? location.hostname,
-    wsPort: port,
-    wssPort: port,
-    forceTLS: tls,
-    // WebSocket only (Parley has no sockjs/xhr fallbacks), and only the scheme the page uses: pusher-js would
-    // otherwise retry a dropped ws:// connection over wss:// too.
-    enabledTransports: [tls ? 'wss' : 'ws'],
-    disableStats: true,
-    channelAuthorization: { endpoint: `${API_BASE}/broadcasting/auth`, transport: 'ajax', headers: { Authorization: `Bearer ${token}` } },
-  });
-  /** A private channel's events by broadcast name; a refused subscription's HTTP status to `refused`. */
-  const subscribe = (name: string, types: string[], deliver: (type: string, data: unknown) => void, refused: (status: number) => void) => {
-    const channel = pusher.subscribe(`private-${name}`);
-    for (const type of types) channel.bind(type, (data: unknown) => deliver(type, data));
-    channel.bind('pusher:subscription_error', (error: { status?: number }) => refused(error.status ?? 0));
-    return channel;
-  };
-  const leave = (name: string) => {
-    // Its handlers go with it: subscribing again (the conversation opened again) binds fresh ones.
-    pusher.channel(`private-${name}`)?.unbind_all();
-    pusher.unsubscribe(`private-${name}`);
-  };
-  const connection = pusher.connection;
-  const handlers = new Listeners();
-  const resubscribed: (() => void)[] = [];
-  const listeners: ((state: ConnectionState, reconnected: boolean) => void)[] = [];
-  let everConnected = false;
-  let reported: ConnectionState | null = null;
-  const report = (state: ConnectionState, reconnected: boolean) => {
-    reported = state;
-    for (const listener of listeners) listener(state, reconnected);
-  };
-
-  // Back soon after the server is: once a connection was lost, pusher-js waits 1 s and then lets each attempt time
-  // out with growing limits (15 s up to 60 s), so a page could stay "Reconnecting…" long after a restarted server
-  // answers again. Instead a fresh attempt starts every second for the first 10 attempts, then after 2, 4, 8 and
-  // at most 15 s; and at once when the browser is back online or the tab is shown again.
-  let forcing = false;
+export function connectRealtime(chat: ParleyClient, enabled: boolean): Realtime {
+  let user: UserHandlers | null = null;
+  const conversations = new Map<number, ConversationHandlers>();
+  let caughtUp: (type: string, conversationId: number, data: unknown) => boolean = () => true;
+  const listeners: ((state: ConnectionState) => void)[] = [];
+  let everLive = false;
   let stopped = false;
-  let attempts = 0;
-  let retryTimer: ReturnType<typeof setTimeout> | undefined;
-  const lost = () => everConnected && !stopped && connection.state !== 'connected';
-  const retryLater = () => {
-    clearTimeout(retryTimer);
-    const delay = attempts < 10 ? 1_000 : Math.min(15_000, 1_000 * 2 ** (attempts - 9));
-    retryTimer = setTimeout(retryNow, delay);
-  };
-  function retryNow(): void {
-    clearTimeout(retryTimer);
-    retryTimer = undefined;
-    if (!lost()) return;
-    attempts += 1;
-    forcing = true; // the 'disconnected' in between is ours, not news
-    try {
-      pusher.disconnect();
-      pusher.connect();
-    } finally {
-      forcing = false;
-    }
-    const state = connection.state as ConnectionState;
-    if (state !== reported) report(state, false);
-    retryLater();
-  }
-  const soon = () => {
-    if (!lost()) return;
-    attempts = 0;
-    retryNow();
-  };
-  const onVisible = () => document.visibilityState === 'visible' && soon();
-  window.addEventListener('online', soon);
-  document.addEventListener('visibilitychange', onVisible);
 
-  connection.bind('state_change', ({ current }: { current: ConnectionState }) => {
-    if (forcing) return;
-    const reconnected = current === 'connected' && everConnected;
-    if (current === 'connected') {
-      everConnected = true;
-      attempts = 0;
-      clearTimeout(retryTimer);
-      retryTimer = undefined;
-    } else if (lost() && retryTimer === undefined) {
-      retryLater();
-    }
-    report(current, reconnected);
+  const route = (type: ParleyEventName) => (data: unknown, meta: EventMeta) => {
+    const toUser = USER_EVENTS[type];
+    if (toUser) return user?.[toUser](data as never);
+    const id = meta.conversationId;
+    const method = CONVERSATION_EVENTS[type];
+    if (id === null || !method || (meta.source === 'sync' && !caughtUp(type, id, data))) return;
+    // `at`: when a change caught up happened (ms), for the notices of the timeline; live: now.
+    conversations.get(id)?.[method](data as never, (meta.at ? Date.parse(meta.at) : undefined) as never);
+  };
+  for (const type of [...Object.keys(USER_EVENTS), ...Object.keys(CONVERSATION_EVENTS)] as ParleyEventName[]) chat.on(type, route(type));
+
+  const subscribe = (id: number) =>
+    chat.watch(id).catch((err: ParleyError) => {
+      if (!stopped && conversations.has(id)) conversations.get(id)?.refused(err.status ?? 0);
+    });
+
+  // A lost connection tries again at once when the browser is back online or the tab is shown again (else on
+  // RECONNECT_DELAYS_MS's schedule). A tab shown again may also have been frozen or cut off without noticing:
+  // what it missed comes over GET /sync.
+  const soon = () => chat.reconnect();
+  const onVisible = () => document.visibilityState === 'visible' && (chat.state === 'live' ? void chat.sync().catch(() => {}) : soon());
+
+  chat.onStateChange((state) => {
+    if (stopped) return;
+    if (state === 'live') everLive = true;
+    for (const listener of listeners) listener(shown(state, everLive));
   });
 
   return {
-    socketId: () => connection.socket_id || undefined,
-    state: () => connection.state as ConnectionState,
-    listenToUser(userId, on) {
-      handlers.user = on;
-      let subscribedBefore = false;
-      const channel = subscribe(`chat.user.${userId}`, Object.keys(USER_EVENTS), (type, data) => handlers.deliver(type, null, data), (status) =>
-        console.warn('chat.user subscription refused', status),
-      );
-      channel.bind('pusher:subscription_succeeded', () => {
-        if (subscribedBefore) for (const listener of resubscribed) listener();
-        subscribedBefore = true;
-      });
+    state: () => (enabled ? shown(chat.state, everLive) : 'unavailable'),
+    async listenToUser(handlers) {
+      user = handlers;
+      if (!enabled) return; // no socket server (BROADCAST_DRIVER=log): the page works without live updates
+      window.addEventListener('online', soon);
+      document.addEventListener('visibilitychange', onVisible);
+      await chat.connect();
     },
     listenToConversation(id, on) {
-      const name = `chat.conversation.${id}`;
-      handlers.conversations.set(id, on);
-      subscribe(name, Object.keys(CONVERSATION_EVENTS), (type, data) => handlers.deliver(type, id, data), on.refused);
+      conversations.set(id, on);
+      if (enabled) void subscribe(id);
       return () => {
-        if (handlers.conversations.get(id) === on) handlers.conversations.delete(id);
-        leave(name);
+        if (conversations.get(id) === on) conversations.delete(id);
+        chat.unwatch(id);
       };
     },
     leaveConversation(id) {
-      handlers.conversations.delete(id);
-      leave(`chat.conversation.${id}`);
+      conversations.delete(id);
+      chat.unwatch(id);
     },
-    deliver: (type, conversationId, data, at) => handlers.deliver(type, conversationId, data, at),
     onStateChange(listener) {
       listeners.push(listener);
     },
-    onResubscribed(listener) {
-      resubscribed.push(listener);
+    onCaughtUp(check) {
+      caughtUp = check;
     },
     disconnect() {
       stopped = true;
-      clearTimeout(retryTimer);
       window.removeEventListener('online', soon);
       document.removeEventListener('visibilitychange', onVisible);
-      pusher.disconnect();
+      chat.disconnect();
     },
   };
 }

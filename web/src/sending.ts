@@ -20,8 +20,6 @@ export interface Outgoing {
   element: HTMLLIElement;
   /** The file's preview (an image thumbnail from the local file, or a chip), made once. */
   preview: ReturnType<typeof filePreview> | null;
-  /** The upload's progress bar while the file is being sent. */
-  progress: HTMLProgressElement | null;
 }
 
 export interface SendQueueHooks {
@@ -57,7 +55,6 @@ export class SendQueue {
       state: 'sending',
       element: h('li'),
       preview: file ? filePreview(file) : null,
-      progress: null,
     };
     this.render(outgoing);
     this.queue.push(outgoing);
@@ -78,9 +75,7 @@ export class SendQueue {
   private async post(outgoing: Outgoing): Promise<void> {
     try {
       if (outgoing.file && outgoing.attachmentId === null) {
-        const { data } = await this.api.upload<{ data: { id: number } }>('/attachments', outgoing.file, (fraction) => {
-          if (outgoing.progress) outgoing.progress.value = fraction;
-        });
+        const { data } = await this.api.upload<{ data: { id: number } }>('/attachments', outgoing.file);
         outgoing.attachmentId = data.id;
       }
       const { data: message } = await this.api.post<{ data: Message }>(`/conversations/${this.conversationId}/messages`, {
@@ -107,8 +102,8 @@ export class SendQueue {
     if (outgoing.file && outgoing.preview) {
       bubble.append(h('p', { className: 'pending-file' }, outgoing.preview.element));
       const uploading = outgoing.state === 'sending' && outgoing.attachmentId === null;
-      outgoing.progress = uploading ? h('progress', { className: 'upload-progress', max: 1, value: 0, 'aria-label': `Uploading ${outgoing.file.name}` }) : null;
-      if (outgoing.progress) bubble.append(outgoing.progress);
+      // A bar without a fraction (fetch reports no upload progress) until the file is stored.
+      if (uploading) bubble.append(h('progress', { className: 'upload-progress', 'aria-label': `Uploading ${outgoing.file.name}` }));
     }
     if (outgoing.body) bubble.append(h('p', { className: 'body' }, outgoing.body));
     const status = h('p', { className: 'meta send-state', role: outgoing.state === 'failed' ? 'alert' : null }, outgoing.state === 'sending' ? 'Sending…' : `Failed${error ? `: ${error}` : ''} — `);

@@ -4,8 +4,8 @@
 // it imports none of them.
 import { describeError, type Api, type ApiError } from './api.js';
 import { toast } from './dom.js';
-import { isConversationEvent, type Realtime } from './realtime.js';
-import type { Conversation, ConversationStateChangedEvent, GroupParticipantsChangedEvent, InboxPage, Message, Presence, Role, SyncChange, SyncPage, User } from './types.js';
+import type { Realtime } from './realtime.js';
+import type { Conversation, ConversationStateChangedEvent, GroupParticipantsChangedEvent, InboxPage, Message, Presence, Role, User } from './types.js';
 
 const INBOX_PAGE = 30;
 
@@ -39,10 +39,6 @@ export class ChatStore {
   /** Everyone I cannot message directly, blocked either way. */
   private messagingBlocked = new Set<number>();
   private openId: number | null = null;
-  /** Where GET /sync goes on from: taken with the first inbox page, moved by every sync. */
-  private syncCursor: string | null = null;
-  private syncing: Promise<'synced' | 'reloaded'> | null = null;
-  private syncAgain = false;
   /** Conversations shown with their history loaded: their changes caught up go to their views too. */
   private readonly watching = new Set<number>();
   private readonly listeners = new Set<(change: Change) => void>();
@@ -51,7 +47,9 @@ export class ChatStore {
     readonly api: Api,
     readonly realtime: Realtime,
     readonly me: User,
-  ) {}
+  ) {
+    realtime.onCaughtUp((type, id, data) => this.caughtUp(type, id, data));
+  }
 
   subscribe(listener: (change: Change) => void): () => void {
     this.listeners.add(listener);
@@ -148,20 +146,21 @@ export class ChatStore {
 
   // ---- conversations ---------------------------------------------------------------------------------------
 
-  /** The first inbox page (reset: again, after a reconnect), or the next one. */
+  /**
+   * The first inbox page (reset: again, after the change feed could not fill a gap), or the next one. The first
+   * page is read through the client's typed call: the client catches up from its sync cursor.
+   */
   async loadInbox(reset = false): Promise<void> {
-    const cursor = !reset && this.inboxCursor ? `&cursor=${encodeURIComponent(this.inboxCursor)}` : '';
+    const cursor = !reset && this.inboxCursor ? this.inboxCursor : undefined;
     let page: InboxPage;
     try {
-      page = await this.api.get<InboxPage>(`/conversations?limit=${INBOX_PAGE}${cursor}`);
+      page = await this.api.chat.conversations.list({ limit: INBOX_PAGE, cursor });
     } catch (err) {
       if ((err as ApiError).status !== 401) toast(describeError(err));
       return;
     }
     const first = !this.inboxLoaded;
     if (!reset || first) this.inboxCursor = page.meta.next_cursor;
-    // A first page (again): what it shows is as of its sync cursor.
-    if (cursor === '') this.syncCursor = page.meta.sync_cursor;
     for (const conversation of page.data) this.upsertConversation(conversation, false);
     this.inboxLoaded = true;
     if (first) {
@@ -276,7 +275,7 @@ export class ChatStore {
     this.patchConversation(message.conversation_id, { last_message: message, updated_at: message.created_at });
   }
 
-  // ---- catching up: GET /sync -----------------------------------------------------------------------------
+  // ---- catching up: GET /sync, through the client -----------------------------------------------------------
 
   /** A view shows this conversation with its history loaded (true) or no longer (false). */
   watch(id: number, watching: boolean): void {
@@ -285,60 +284,26 @@ export class ChatStore {
   }
 
   /**
-   * What this tab missed (a reconnect, a hidden tab, a conversation it was not watching), applied as if it had
-   * arrived live. One at a time: a call while one runs makes it go round once more. 'reloaded': the cursor was
-   * too old (410) or there was none, so the inbox was loaded again instead; open views load their history again.
+   * What this tab missed (a hidden tab, a conversation it was not watching): the client's sync, whose changes
+   * reach the same handlers as live events. After a reconnect the client syncs by itself.
    */
-  sync(): Promise<'synced' | 'reloaded'> {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    const run = async (): Promise<'synced' | 'reloaded'> => {
-      let outcome: 'synced' | 'reloaded' = 'synced';
-      do {
-        this.syncAgain = false;
-        if ((await this.syncOnce()) === 'reloaded') outcome = 'reloaded';
-      } while (this.syncAgain);
-      return outcome;
-    };
-    this.syncing = run().finally(() => (this.syncing = null));
-    return this.syncing;
+  async sync(): Promise<void> {
+    await this.api.chat.sync();
   }
 
-  private async syncOnce(): Promise<'synced' | 'reloaded'> {
-    for (;;) {
-      if (this.syncCursor === null) {
-        await this.loadInbox(true);
-        return 'reloaded';
-      }
-      let page: SyncPage;
-      try {
-        ({ data: page } = await this.api.get<{ data: SyncPage }>(`/sync?since=${encodeURIComponent(this.syncCursor)}&limit=500`));
-      } catch (err) {
-        if ((err as ApiError).status !== 410) throw err;
-        this.syncCursor = null; // too old: load again
-        continue;
-      }
-      for (const change of page.changes) this.applyChange(change);
-      this.syncCursor = page.cursor;
-      if (!page.has_more) return 'synced';
-    }
-  }
-
-  /** One change caught up: the store's own state, then the views that listen for it. */
-  private applyChange(change: SyncChange): void {
-    const id = change.conversation_id;
-    if (change.type === 'GroupParticipantsChanged' && id !== null) {
-      // Members and roles of a conversation not shown: its preview and count as of the change.
-      const e = change.data as GroupParticipantsChangedEvent;
+  /**
+   * A conversation's change caught up: the store's own state first (members and the last message of a
+   * conversation not shown), then the open view only once its history is loaded.
+   */
+  private caughtUp(type: string, id: number, data: unknown): boolean {
+    if (type === 'GroupParticipantsChanged') {
+      const e = data as GroupParticipantsChangedEvent;
       this.patchConversation(id, { participant_count: e.participant_count, participants_preview: e.participants_preview });
     }
-    if (change.type === 'MessageUpdated' && id !== null && this.byId.get(id)?.last_message?.id === (change.data as Message).id) {
-      this.patchConversation(id, { last_message: change.data as Message });
+    if (type === 'MessageUpdated' && this.byId.get(id)?.last_message?.id === (data as Message).id) {
+      this.patchConversation(id, { last_message: data as Message });
     }
-    const toView = id === null || !isConversationEvent(change.type) || this.watching.has(id);
-    if (toView) this.realtime.deliver(change.type, id, change.data, Date.parse(change.at));
+    return this.watching.has(id);
   }
 
   // ---- presence --------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The API's resources and the real-time event payloads (docs/api.md, docs/events.md), as the client uses them.
-// They come from the server's contract through contract.generated.ts (scripts/web-types.ts writes it, a test keeps
-// it current): this file only names them for the client and says where the client's view of a message or a
-// conversation is wider than one answer (a message kept across events, a conversation from HTTP or InboxUpdated).
+// They come from @parley/client, whose types are generated from the server's own definitions: this file only
+// names them for the client and says where the client's view of a message or a conversation is wider than one
+// answer (a message kept across events, a conversation from HTTP or InboxUpdated).
 import type {
   AttachmentResource,
   ConversationResource,
@@ -13,7 +13,7 @@ import type {
   ParticipantResource,
   ThreadSummary,
   UserResource,
-} from './contract.generated.js';
+} from '@parley/client';
 
 export type {
   ClientConfig,
@@ -27,7 +27,7 @@ export type {
   ThreadItem,
   ThreadSummary,
   PresenceResource as Presence,
-} from './contract.generated.js';
+} from '@parley/client';
 
 export type User = UserResource;
 export type Role = ParticipantResource['role'];
