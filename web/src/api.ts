@@ -1,7 +1,7 @@
 // The HTTP API through @parley/client (docs/client-sdk.md): the views' short calls (`api.get('/blocks')`) go
 // to `chat.request`, with X-Socket-ID (so this tab gets no events for its own requests); every failure is a
 // ParleyError carrying the server's {message, code, errors}, and a 401 signs out.
-import { ParleyError, type ParleyClient } from '@parley/client';
+import { ParleyError, type MessageResource, type ParleyClient, type SendMessageInput } from '@parley/client';
 
 export { ParleyError as ApiError };
 export const API_BASE = '/api/chat/v1';
@@ -31,6 +31,8 @@ export interface Api {
   delete<T>(path: string): Promise<T>;
   /** POST /attachments: one file as multipart/form-data. */
   upload<T>(path: string, file: File): Promise<T>;
+  /** POST /conversations/{id}/messages through the client's send: a lost answer is tried again with the same client_message_id. */
+  send(conversationId: number, input: SendMessageInput): Promise<MessageResource>;
   /** An attachment's bytes (it needs the token, so no plain <img src>). */
   blob(url: string): Promise<Blob>;
   /** The offline signal from a closing page: keepalive lets it outlive the page. */
@@ -52,11 +54,12 @@ export async function publicRequest<T>(method: string, path: string, body?: unkn
 
 export function createApi(chat: ParleyClient, onUnauthenticated: (err: ParleyError) => void): Api {
   // The client sends X-Socket-ID itself (excludeOwnSocket, set in app.ts).
-  const request = <T>(method: string, path: string, body?: unknown): Promise<T> =>
-    chat.request<T>(method, path, { body }).catch((err: unknown) => {
+  const signOutOn401 = <T>(call: Promise<T>): Promise<T> =>
+    call.catch((err: unknown) => {
       if (err instanceof ParleyError && err.status === 401) onUnauthenticated(err);
       throw err;
     });
+  const request = <T>(method: string, path: string, body?: unknown): Promise<T> => signOutOn401(chat.request<T>(method, path, { body }));
 
   return {
     chat,
@@ -65,6 +68,7 @@ export function createApi(chat: ParleyClient, onUnauthenticated: (err: ParleyErr
     patch: (path, body) => request('PATCH', path, body),
     put: (path, body) => request('PUT', path, body),
     delete: (path) => request('DELETE', path),
+    send: (conversationId, input) => signOutOn401(chat.messages.send(conversationId, input)),
     upload(path, file) {
       const form = new FormData();
       form.append('file', file, file.name); // the browser sets the multipart boundary

@@ -119,12 +119,6 @@ export function avatar(name: string, id: number, options: { online?: boolean | n
   return element;
 }
 
-/** A random id for client_message_id; crypto.randomUUID needs a secure context, getRandomValues does not. */
-export function randomId(): string {
-  if (typeof crypto.randomUUID === 'function' && isSecureContext) return crypto.randomUUID();
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 /** Screen readers hear this (the page's polite live region). */
 export function announce(text: string): void {
   const region = document.getElementById('announcer');

@@ -5,7 +5,8 @@
 import { describeError } from './api.js';
 import type { Api } from './api.js';
 import { filePreview } from './attachments.js';
-import { h, randomId } from './dom.js';
+import { newClientMessageId } from '@parley/client';
+import { h } from './dom.js';
 import type { Message } from './types.js';
 
 export interface Outgoing {
@@ -46,7 +47,7 @@ export class SendQueue {
   /** Queues a message and returns its pending element (to be placed at the end of the list). */
   send(body: string | null, file: File | null, replyToId: number | null, mentionedUserIds: number[] = []): HTMLLIElement {
     const outgoing: Outgoing = {
-      clientMessageId: randomId(),
+      clientMessageId: newClientMessageId(),
       body,
       file,
       attachmentId: null,
@@ -78,7 +79,8 @@ export class SendQueue {
         const { data } = await this.api.upload<{ data: { id: number } }>('/attachments', outgoing.file);
         outgoing.attachmentId = data.id;
       }
-      const { data: message } = await this.api.post<{ data: Message }>(`/conversations/${this.conversationId}/messages`, {
+      // The client tries again with the same client_message_id when an answer is lost: never sent twice.
+      const message: Message = await this.api.send(this.conversationId, {
         body: outgoing.body,
         attachment_id: outgoing.attachmentId,
         reply_to_id: outgoing.replyToId,

@@ -2,6 +2,7 @@
 export { ParleyClient, type ConnectionState, type ParleyClientOptions } from './client.js';
 export type { ApiAnswer, ApiBody, ApiMethod, ApiPath } from './api-types.js';
 export { ParleyError, isNetworkError } from './errors.js';
+export { newClientMessageId } from './ids.js';
 export type { EventHandler, EventMeta, ParleyEventName, ParleyEvents } from './events.js';
 export type { Query, RequestOptions, TokenSource } from './http.js';
 export type { HistoryOptions, HistoryPage, InboxOptions, SendMessageInput } from './resources.js';
