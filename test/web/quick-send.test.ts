@@ -86,13 +86,35 @@ describe('web client: quick sends', { skip }, () => {
     assert.deepEqual(harness.pageErrors, []);
   });
 
+  test('a send answered 503 is tried again by itself with the same client_message_id: posted once, never "Failed"', async () => {
+    const tries: string[] = [];
+    await alice.route(`**/api/chat/v1/conversations/${directId}/messages`, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      tries.push((route.request().postDataJSON() as { client_message_id: string }).client_message_id);
+      if (tries.length === 1) {
+        return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: 'Service unavailable.', code: 'service_unavailable' }) });
+      }
+      await route.continue();
+    });
+    const box = alice.locator('#composer-input');
+    await box.fill('tried twice');
+    await box.press('Enter');
+    await seeText(messages(bob).locator('.body'), 'tried twice');
+    await alice.locator('.message.pending', { hasText: 'tried twice' }).waitFor({ state: 'detached' });
+    assert.equal(await alice.locator('.message.pending[data-state="failed"]').count(), 0);
+    assert.equal(tries.length, 2);
+    assert.equal(tries[0], tries[1], 'the same client_message_id both times');
+    assert.equal((await stored()).filter((b) => b === 'tried twice').length, 1, 'posted once');
+    await alice.unroute(`**/api/chat/v1/conversations/${directId}/messages`);
+  });
+
   test('a failed send shows "Failed" with Retry, the composer stays free, and the retry posts it once', async () => {
-    // The next send fails once (the server answers 503), later ones go through.
+    // The next send fails once (the server answers 500, which the client does not try again by itself), later ones go through.
     let failed = false;
     await alice.route(`**/api/chat/v1/conversations/${directId}/messages`, async (route) => {
       if (route.request().method() === 'POST' && !failed) {
         failed = true;
-        return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: 'Service unavailable.', code: 'unavailable' }) });
+        return route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ message: 'Internal server error.', code: 'internal_error' }) });
       }
       await route.continue();
     });
