@@ -83,8 +83,7 @@ async function horizonReaches(db: DB, end: number, waitMs: number): Promise<bool
 
 /** The position of a feed read now: every change committed before it is before the cursor. */
 export async function cursorNow(db: DB | Tx): Promise<string> {
-  const { horizon, snapshot } = await feedHorizon(db);
-  const xmax = snapshotEnd(snapshot);
+  const { horizon, end: xmax, snapshot } = await feedHorizon(db);
   // Transactions between the horizon and the snapshot's end that had committed were seen by this read.
   return encodeCursor({ tx: horizon - 1, seq: LAST_SEQ, t: Date.now(), seen: xmax > horizon ? snapshot : null });
 }
