@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import { applyDefinitions, DEFINITIONS } from '../../src/store/functions/index.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 
@@ -37,6 +38,35 @@ for (const database of DATABASES) {
       await sql`update parley_definitions set checksum = 'stale'`.execute(db());
       const results = await Promise.all([applyDefinitions(db()), applyDefinitions(db()), applyDefinitions(db())]);
       assert.deepEqual(results.flat().sort(), DEFINITIONS.map((d) => d.name).sort());
+    });
+
+    // PostgreSQL compiles a statement whose estimated cost passes jit_above_cost; the send's estimate passes it as soon as
+    // the tables grow (a group of 10,000 on a table of 10,000 users did), and the compilation took 300 ms of each send.
+    test('the send runs its statements without JIT compilation, however costly they look to the planner', { skip: database === 'pglite' ? 'no JIT in PGlite' : false }, async () => {
+      for (const user of [2, 3]) await app.request(user, 'GET', '/conversations'); // known to the service
+      const owner = await app.request(1, 'POST', '/groups', { name: 'JIT', user_ids: [2, 3] });
+      assert.equal(owner.status, 201);
+      const conversationId = (owner.body as { data: { id: number } }).data.id;
+      const client = new pg.Client({ connectionString: app.config.databaseUrl! });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ available: boolean }>('select pg_jit_available() as available');
+        if (!rows[0]!.available) return void assert.ok(true, 'this PostgreSQL has no JIT: nothing to compile');
+        // auto_explain hands each nested statement's plan to this client; with every cost above the thresholds, a
+        // statement that may be compiled is, and its plan says so ("JIT:").
+        const plans: string[] = [];
+        client.on('notice', (n) => plans.push(n.message ?? ''));
+        for (const setting of ["load 'auto_explain'", 'set auto_explain.log_min_duration = 0', 'set auto_explain.log_nested_statements = on',
+          'set client_min_messages = log', 'set jit = on', 'set jit_above_cost = 0', 'set jit_optimize_above_cost = 0']) await client.query(setting);
+        await client.query(`select parley_send($1::jsonb, now(), '{}'::jsonb)`, [JSON.stringify([{ ord: 0, conversation_id: conversationId, sender_id: 1, body: 'compiled?' }])]);
+        await client.query('select 1 from users where id = $1', [1]);
+        const nested = plans.filter((p) => p.includes('with req as'));
+        assert.equal(nested.length, 1, 'auto_explain reported the send\'s statement');
+        assert.doesNotMatch(nested[0]!, /JIT:/);
+        assert.match(plans.at(-1)!, /JIT:/, 'a statement outside the send is compiled under these settings');
+      } finally {
+        await client.end();
+      }
     });
   });
 }
