@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import PusherServer from 'pusher';
+import { Redis } from 'ioredis';
 import { Cluster } from '../../testkit/cluster.js';
 import type { ParleyNode } from '../../testkit/parley-node.js';
 import { localPusherOptions, Pusher, type PusherClient } from '../../testkit/pusher.js';
@@ -121,6 +122,26 @@ describe('three nodes: a channel’s events go only to the nodes subscribed to i
     assert.deepEqual(got, [{ i: 1 }]);
     assert.equal((await receivedBy(node1)) - received0, 2);
     assert.equal((await deliveredBy(node1)) - delivered0, 1);
+  });
+
+  test('a payload crosses the nodes as it was triggered, character for character; the earlier release\'s form still arrives', async () => {
+    const on1 = await connect(node1);
+    await subscribed(on1, 'exact');
+    const got: string[] = [];
+    on1.connection.bind('message', (m: { event: string; data: unknown }) => m.event === 'item' && got.push(JSON.stringify(m.data)));
+    // Quotes, backslashes, line breaks and non-ASCII in the data: the topic's message carries it unencoded after its header line.
+    const tricky = { text: 'a "quoted"\nline\\ and \u2028 ünïcödé 🎉', nested: { list: [1, '2', null] } };
+    await sdkOn(node2).trigger('exact', 'item', tricky);
+    // A node of the previous release wrote the whole message as one JSON object.
+    const redis = new Redis(cluster.redisUrl);
+    try {
+      const old = { node: 'a-node-of-the-previous-release', kind: 'event', event: 'item', data: JSON.stringify({ from: 'before' }) };
+      await redis.publish(`${cluster.redisPrefix}ch:{exact}`, JSON.stringify(old));
+    } finally {
+      redis.disconnect();
+    }
+    await until(() => got.length === 2, 5_000, () => `received ${got.length} of 2`);
+    assert.deepEqual(got.map((g) => JSON.parse(g)), [tricky, { from: 'before' }]);
   });
 
   test('an event triggered on another node right after subscription_succeeded is received (every time)', async () => {
