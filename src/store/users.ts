@@ -75,6 +75,24 @@ export async function ensureUser(db: DB, id: number, changes: ProfileChanges, no
     if (!profileDiffers(changes, known)) return 'ok';
     return standingOf(await upsertUser(db, id, changes, now));
   }
+  if (db.isTransaction) return readStanding(db, id, changes, now);
+  // Requests of a user this node does not know yet that arrive together (a client's channel authorizations and
+  // its sync, after a reconnect) share one read, and one write if the profile changed: not one each.
+  let reads = standingReads.get(db);
+  if (reads === undefined) standingReads.set(db, (reads = new Map()));
+  const key = JSON.stringify([id, changes.name ?? null, changes.avatar_url === undefined ? false : changes.avatar_url]);
+  let standing = reads.get(key);
+  if (standing === undefined) {
+    standing = readStanding(db, id, changes, now).finally(() => reads.delete(key));
+    reads.set(key, standing);
+  }
+  return standing;
+}
+
+/** The reads of unknown users under way on this node, per database, by user and claimed profile. */
+const standingReads = new WeakMap<DB, Map<string, Promise<Standing>>>();
+
+async function readStanding(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<Standing> {
   const since = readGeneration(db);
   const existing = await db.selectFrom('users').select((eb) => ['name', 'avatar_url', 'erased_at', bannedAt(eb, now)]).where('id', '=', id).executeTakeFirst();
   if (existing?.erased_at != null) {
