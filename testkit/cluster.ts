@@ -19,6 +19,8 @@ export interface ClusterOptions {
   readonly adminDatabaseUrl?: string;
   /** Extra environment for every node. */
   readonly env?: Record<string, string>;
+  /** Node options for every node, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export class Cluster {
@@ -31,13 +33,14 @@ export class Cluster {
     private readonly env: Record<string, string>,
     readonly redis: RedisCluster | RedisSentinelSet | undefined,
     private readonly dropDatabase: () => Promise<void>,
+    private readonly nodeArgs: readonly string[] = [],
   ) {}
 
   /** Starts the nodes at once (they migrate the fresh database concurrently, as a deployment's would). */
   static async start(options: ClusterOptions): Promise<Cluster> {
     const database = await freshPostgres(options.adminDatabaseUrl ?? ADMIN_DATABASE_URL);
     const redisUrl = options.redisUrl ?? MACHINE_REDIS_URL;
-    const cluster = new Cluster(database.url, redisUrl, options.env ?? {}, options.redis, database.drop);
+    const cluster = new Cluster(database.url, redisUrl, options.env ?? {}, options.redis, database.drop, options.nodeArgs);
     const started = await Promise.allSettled(Array.from({ length: options.nodes }, (_, i) => cluster.startNode(`node${i + 1}`)));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
@@ -56,7 +59,7 @@ export class Cluster {
       ...this.redisEnv(),
       REDIS_PREFIX: this.redisPrefix,
       ...this.env,
-    });
+    }, { nodeArgs: this.nodeArgs });
     this.nodes.push(node);
     return node;
   }
@@ -75,6 +78,8 @@ export class Cluster {
 
   /** Kills every node still running, drops the database and deletes the cluster's Redis keys. Never throws. */
   async close(): Promise<void> {
+    // With node options (a profiler, say), each node is stopped as a deployment stops it, so it can write what it keeps.
+    if (this.nodeArgs.length > 0) await Promise.all(this.nodes.map((n) => n.stop('SIGTERM', 30_000).catch(() => {})));
     for (const node of this.nodes) node.kill();
     await Promise.all(this.nodes.map((n) => exited(n.child, 5_000)));
     await this.dropDatabase().catch((err: unknown) => console.error(`dropping the test database failed: ${(err as Error).message}`));

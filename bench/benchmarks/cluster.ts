@@ -17,6 +17,8 @@
 //      posted to every group; node 3 is killed (SIGKILL). The clients reconnect at once to the other nodes,
 //      subscribe again and catch up with GET /sync: the time until the last of them is subscribed and synced, the
 //      5xx answers, and the surviving nodes' peak resident memory.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ClientPool } from '../lib/clients.js';
 import { nowMs } from '../lib/clock.js';
 import { chosen, type BenchOptions, type BenchmarkReport } from '../lib/benchmark.js';
@@ -339,7 +341,10 @@ interface Templates {
   inbox: Record<string, unknown>;
 }
 
-/** Users first … first+count-1 created through the server-key API (as a host app does), spread over the nodes. */
+/**
+ * Users first … first+count-1 created through the server-key API (as a host app does), spread over the nodes, named as
+ * their tokens name them (ParleyNode.token): a token whose name differs from the stored one rewrites the user.
+ */
 async function createUsers(nodes: readonly ParleyNode[], first: number, count: number, label: string): Promise<void> {
   const line = progress(label);
   let next = first;
@@ -348,7 +353,7 @@ async function createUsers(nodes: readonly ParleyNode[], first: number, count: n
     Array.from({ length: 16 }, async (_, lane) => {
       while (next < first + count) {
         const id = next++;
-        const r = await nodes[lane % nodes.length]!.server('PUT', `/users/${id}`, { name: `Member ${id}` });
+        const r = await nodes[lane % nodes.length]!.server('PUT', `/users/${id}`, { name: `User ${id}` });
         if (r.status !== 201 && r.status !== 200) throw new Error(`PUT /users/${id}: ${r.status} ${JSON.stringify(r.body)}`);
         if (++done % 2000 === 0) line(`${done.toLocaleString('en-US')} users`);
       }
@@ -510,6 +515,8 @@ async function storm(c: BenchCluster, p: Params): Promise<{ row: Row; note: stri
       line(`${((nowMs() - killedAt) / 1000).toFixed(1)} s: ${r.resubscribed.toLocaleString('en-US')} resubscribed, ${r.synced.toLocaleString('en-US')} synced`);
     }
     clearInterval(sampler);
+    // BENCH_NODE_LOGS=<dir>: what each surviving node wrote (the end of it), to see what a 5xx was.
+    if (process.env.BENCH_NODE_LOGS) for (const node of survivors) writeFileSync(join(process.env.BENCH_NODE_LOGS, `storm-${node.name}.log`), node.logs());
     const stormSeconds = (nowMs() - killedAt) / 1000;
     const survivorsCpu = survivors.reduce((s, node, i) => s + cpuSeconds(node.pid) - cpu[i]!, 0) / stormSeconds;
     const synced = (r.lastSyncedAt - killedAt) / 1000;

@@ -58,7 +58,9 @@ export interface BenchCluster {
 }
 
 export async function startCluster(nodes: number, redis: BenchRedis): Promise<BenchCluster> {
-  const cluster = await Cluster.start({ nodes, adminDatabaseUrl: BENCH_ADMIN_DATABASE_URL, env: BENCH_ENV, ...(redis.cluster ? { redis: redis.cluster } : {}) });
+  // BENCH_NODE_ARGS: node options for every node, to look inside a run (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const cluster = await Cluster.start({ nodes, adminDatabaseUrl: BENCH_ADMIN_DATABASE_URL, env: BENCH_ENV, nodeArgs, ...(redis.cluster ? { redis: redis.cluster } : {}) });
   const database = new URL(cluster.databaseUrl).pathname.slice(1);
   return {
     nodes: cluster.nodes,
