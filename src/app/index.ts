@@ -44,6 +44,13 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * How many connections may wait to be accepted. Node's default, 511, overflows when the sockets of a node that died
+ * come back at once (2,500 to each of two nodes): the kernel drops the SYNs past it and each client waits a second or
+ * more to retry. The kernel caps it at net.core.somaxconn (4096 on current Linux).
+ */
+const LISTEN_BACKLOG = 4096;
+
 export async function createApp(config: Config, logger: Logger): Promise<App> {
   const stores = await openStores(config, logger);
   const { database, redis, replicas } = stores;
@@ -76,7 +83,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     retention: jobs.retention,
     erasure: jobs.erasure,
     async listen() {
-      await http.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+      await http.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }).catch((err: unknown) => {
         throw listenStartupError(err, config.host, config.port);
       });
       jobs.start();
