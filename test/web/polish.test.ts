@@ -127,14 +127,26 @@ describe('web client: details', { skip }, () => {
   const colourEmojiFont = spawnSync('fc-list', [':', 'family'], { encoding: 'utf8' }).stdout?.toLowerCase().includes('color emoji') === true;
   test('emoji in a message draw with the colour emoji font, not a text font’s black-and-white glyph', { skip: colourEmojiFont ? false : 'no colour emoji font installed (fonts-noto-color-emoji)' }, async () => {
     await say(bob, 'Love it 😍');
-    const node = await bob.locator('#message-list .body', { hasText: 'Love it' }).last().elementHandle();
-    // The fonts Chromium really used for the element's text, from the DevTools protocol.
+    // The fonts Chromium really used for the element's text, from the DevTools protocol. The list may draw the
+    // message again (its send confirmed) between finding the element and asking for its fonts: then ask again.
     const cdp = await bob.context().newCDPSession(bob);
-    const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
-    const id = await node!.evaluate((el) => (el.id = 'emoji-probe'));
-    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: `#${id}` });
+    await cdp.send('DOM.enable');
     await cdp.send('CSS.enable');
-    const { fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId });
+    const fontsOfMessage = async () => {
+      await bob.locator('#message-list .body', { hasText: 'Love it' }).last().evaluate((el) => (el.id = 'emoji-probe'));
+      const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
+      const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#emoji-probe' });
+      return (await cdp.send('CSS.getPlatformFontsForNode', { nodeId })).fonts;
+    };
+    let fonts: Awaited<ReturnType<typeof fontsOfMessage>> | undefined;
+    for (let attempt = 1; fonts === undefined; attempt++) {
+      try {
+        fonts = await fontsOfMessage();
+      } catch (err) {
+        if (attempt === 5 || !/Could not find node|No node with given id/.test((err as Error).message)) throw err;
+        await bob.waitForTimeout(100);
+      }
+    }
     const emojiFont = fonts.find((f) => /emoji/i.test(f.familyName));
     assert.ok(emojiFont, `an emoji font drew the emoji: ${JSON.stringify(fonts)}`);
     assert.equal(fonts.filter((f) => !/emoji/i.test(f.familyName)).reduce((n, f) => n + f.glyphCount, 0), 'Love it '.length, 'the text font drew only the words');
