@@ -80,8 +80,16 @@ export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; end: 
   return { horizon: Number(rows[0]!.horizon), end: Number(rows[0]!.xmax), snapshot: rows[0]!.snapshot };
 }
 
-/** Below this many changes in the whole feed after a position, a read walks them in order instead of probing each conversation. */
+/** Above this many changes in the whole feed after a position, a read never walks them (it probes each conversation). */
 export const FEED_WALK_MAX = 5_000;
+
+/**
+ * Below it, a read walks the changes when there are fewer than this many per conversation of the user (plus a few):
+ * a probe costs about one index descent per conversation, a walk a row and a membership probe per change of the
+ * whole server. A user of one group syncing after 1,000 other conversations' changes probes once instead of
+ * walking 1,000 rows (5,000 clients catching up after a node died each walked the same thousand rows).
+ */
+export const FEED_WALK_PER_CONVERSATION = 4;
 
 /**
  * A user's changes after a position and below the horizon, in feed order: their own rows, and the rows of every
@@ -90,11 +98,12 @@ export const FEED_WALK_MAX = 5_000;
  * with the inbox). Payloads come as JSON text, to be passed on without decoding. The horizon (see feedHorizon)
  * is taken by the same statement, in the same snapshot, and returned with the rows: one round trip.
  *
- * Two plans give the same rows. When the whole feed has few changes after the position (a client that syncs
- * often, or a quiet server; counted up to walkMax), those are walked in order and each is checked against the
- * user's participation spans: one probe per change. Otherwise each of the user's conversations is read from its
- * own index range: one probe per conversation, however busy the rest of the server is. The count decides in the
- * statement itself: the plan not taken is never run (a one-time filter on the count).
+ * Two plans give the same rows. When the whole feed has few changes after the position against the user's
+ * conversations (a client that syncs often, a quiet server, a user of many conversations; counted up to the
+ * threshold, see FEED_WALK_PER_CONVERSATION), those are walked in order and each is checked against the user's
+ * participation spans: one probe per change. Otherwise each of the user's conversations is read from its own index
+ * range: one probe per conversation, however busy the rest of the server is. The count decides in the statement
+ * itself: the plan not taken is never run (a one-time filter on the count).
  */
 export async function readChanges(
   db: DB,
@@ -102,27 +111,30 @@ export async function readChanges(
   after: FeedPosition,
   seen: string | null,
   limit: number,
-  walkMax: number = FEED_WALK_MAX,
+  walk: { readonly max: number; readonly perConversation: number } = { max: FEED_WALK_MAX, perConversation: FEED_WALK_PER_CONVERSATION },
 ): Promise<{ horizon: number; end: number; rows: ChangeRow[] }> {
   const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
   // tx >= after.tx restates the row comparison as a plain range, which the planner estimates from its statistics.
   const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx >= ${after.tx}::bigint and c.tx < (select horizon from h)`;
   const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
   const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
-  const walk = sql`(select n from few) < ${walkMax}`;
+  const walking = sql`(select n from few) < (select n from threshold)`;
   const { rows } = await sql<RawChangeRow & { horizon: string; xmax: string }>`
     with h as materialized (select h0.horizon, h0.xmax from ${HORIZON}),
-    -- In key order: an index range from the position, never a scan of the whole feed for the first walkMax rows.
-    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit ${walkMax}) f),
+    -- Walk below this many changes: a few per conversation the user was in after the position, at most walk.max.
+    threshold as materialized (select least(${walk.max}::numeric, ${walk.perConversation}::numeric * count(*) + 16)::bigint as n
+      from sync_memberships m where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint)),
+    -- In key order: an index range from the position, never a scan of the whole feed for the first rows.
+    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit (select n from threshold)) f),
     changes as (
       (select ${columns} from sync_changes c
-        where ${walk} and ${afterPosition} and ${unseen}
+        where ${walking} and ${afterPosition} and ${unseen}
           and (c.user_id = ${userId} or (c.user_id is null and exists (
             select 1 from sync_memberships m where m.user_id = ${userId} and m.conversation_id = c.conversation_id and ${inSpan})))
         order by c.tx, c.seq limit ${limit})
       union all
       (select ${columns} from sync_changes c
-        where not ${walk} and c.user_id = ${userId} and ${afterPosition} and ${unseen}
+        where not ${walking} and c.user_id = ${userId} and ${afterPosition} and ${unseen}
         order by c.tx, c.seq limit ${limit})
       union all
       (select ${columns} from sync_memberships m
@@ -130,7 +142,7 @@ export async function readChanges(
           select c.* from sync_changes c
           where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
           order by c.tx, c.seq limit ${limit}) c
-        where not ${walk} and m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
+        where not ${walking} and m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
     )
     select h.horizon, h.xmax, x.* from h
     left join lateral (select * from changes order by tx, seq limit ${limit}) x on true

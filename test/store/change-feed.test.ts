@@ -34,7 +34,8 @@ for (const database of DATABASES) {
 
       const db = app.app.database.db;
       // Nothing commits meanwhile: every read has the same horizon.
-      const read = async (user: number, from: { tx: number; seq: number }, limit: number, walkMax: number) => (await readChanges(db, user, from, null, limit, walkMax)).rows;
+      const read = async (user: number, from: { tx: number; seq: number }, limit: number, walkMax: number) =>
+        (await readChanges(db, user, from, null, limit, { max: walkMax, perConversation: walkMax })).rows;
       for (const user of [alice, bob, carol, dave]) {
         const all = await read(user, { tx: 0, seq: 0 }, 1000, Number.MAX_SAFE_INTEGER);
         assert.ok(all.length > 0, `user ${user} has changes`);
