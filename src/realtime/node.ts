@@ -275,11 +275,27 @@ function announcer(settings: RealtimeSettings, work: InFlight, crossNode: CrossN
       return [];
     }
   };
+  // A channel's leave and vacate webhooks go in the order their decisions were asked for, whatever order Redis
+  // answers in: on a Redis Cluster the presence and occupancy keys live on different masters, and the channel_vacated
+  // decided after the last member_removed could otherwise be queued before it (Pusher sends it after).
+  const deciding = new Map<string, Promise<void>>();
+  const inChannelOrder = <T>(channel: string, decision: MaybePromise<T>, then: (value: T) => void, failed: (err: unknown) => void): Promise<void> | undefined => {
+    const before = deciding.get(channel);
+    const done = before === undefined
+      ? whenSettled(decision, then, failed)
+      : Promise.allSettled([decision, before]).then(([result]) => (result.status === 'fulfilled' ? then(result.value) : failed(result.reason)));
+    if (done === undefined) return undefined;
+    deciding.set(channel, done);
+    const forget = () => void (deciding.get(channel) === done && deciding.delete(channel));
+    done.then(forget, forget);
+    return done;
+  };
   return {
     deliver,
     webhook,
     memberLeft(channel, userId) {
-      const leaving = whenSettled(
+      const leaving = inChannelOrder(
+        channel,
         presence.leave(channel, userId),
         (gone) => gone && memberRemoved(channel, userId),
         (err: unknown) => logger.warn({ err, channel }, 'shared presence leave failed; the node sweep will retry'),
@@ -289,12 +305,13 @@ function announcer(settings: RealtimeSettings, work: InFlight, crossNode: CrossN
     occupancyChanged(channel, occupied) {
       if (webhook === undefined || channel.startsWith(SERVER_TO_USER_PREFIX)) return;
       const name = occupied ? 'channel_occupied' : 'channel_vacated';
-      const deciding = whenSettled(
+      const decided = inChannelOrder(
+        channel,
         occupied ? occupancy.occupy(channel) : occupancy.vacate(channel),
         (changed) => changed && webhook({ name, channel }),
         (err: unknown) => logger.warn({ err, channel }, 'shared occupancy unavailable; webhook not sent'),
       );
-      work.add(deciding);
+      work.add(decided);
     },
     sweep() {
       void whenSettled(presence.sweep(), membersGone, (err: unknown) => logger.warn({ err }, 'shared presence sweep failed'));
