@@ -78,7 +78,7 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
     return deadline;
   }
 
-  function published(err: unknown): void {
+  function publishFailed(err: unknown): void {
     // Delivery is at-most-once: other nodes' clients catch up over HTTP.
     logger.warn({ err: (err as Error).message }, 'cross-node publish failed');
   }
@@ -114,7 +114,7 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
       const message = channelMessage(publication.kind === 'event' ? { node, kind: 'event', event: publication.event, except } : { node, kind: 'frame', except }, publication);
       // One message per channel topic: only the nodes with subscribers of a channel receive its publications. The
       // caller waits for Redis at most until the deadline; the publications still go out if Redis answers later.
-      const sent = Promise.all(channels.map((channel) => redis.pubsub.publish(topicOf(channel), message).catch(published)));
+      const sent = Promise.all(channels.map((channel) => redis.pubsub.publish(topicOf(channel), message).catch(publishFailed)));
       return Promise.race([sent, publishDeadline()]).then(() => undefined);
     },
 
