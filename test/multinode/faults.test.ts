@@ -359,6 +359,31 @@ describe('PostgreSQL stopped and started again under a send load on two nodes', 
     assert.deepEqual(changes, [[], []], 'the sockets stayed open throughout');
     assert.equal((await node1.ready()) === 200 && (await node2.ready()) === 200, true, '/readyz is 200 again');
   });
+
+  test('a conversation channel authorized while PostgreSQL is down is 503 + Retry-After (retry), never 403 (pusher-js would give up on the channel)', async () => {
+    const [node1] = cluster.nodes as [ParleyNode, ParleyNode];
+    const [alice, bob] = await h.users(2);
+    const conversationId = await h.direct(node1, alice, bob);
+    const b = await h.listening(node1, bob, []);
+    const token = await node1.token(bob);
+    const authorize = () =>
+      fetch(`${node1.api}/broadcasting/auth`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ socket_id: b.socketId(), channel_name: `private-chat.conversation.${conversationId}` }).toString(),
+        signal: AbortSignal.timeout(15_000),
+      });
+    assert.equal((await authorize()).status, 200);
+    await postgres.stop('fast');
+    try {
+      const down = await authorize();
+      assert.equal(down.status, 503, await down.text());
+      assert.ok(down.headers.get('retry-after'));
+    } finally {
+      await postgres.start();
+    }
+    await until(async () => (await authorize()).status === 200, 15_000, () => 'authorization did not recover', 200);
+  });
 });
 
 // -----------------------------------------------------------------------------------------------
