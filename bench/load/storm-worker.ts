@@ -4,6 +4,7 @@
 // closes, it reconnects at once to another node (one it has not seen die; a load balancer taking the dead node
 // out of rotation), subscribes again there and catches up with GET /sync?since=<cursor>, paging until has_more
 // is false. Driven over IPC by bench/benchmarks/cluster.ts.
+import { Agent, request as httpRequest } from 'node:http';
 import { WebSocket } from 'ws';
 import { nowMs } from '../lib/clock.js';
 
@@ -72,17 +73,48 @@ function noteError(why: string): void {
   if (stats.errors.length < 5) stats.errors.push(why);
 }
 
-async function api(client: Client, node: number, method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${nodes[node]!.api}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${client.spec.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
+/**
+ * The clients' HTTP requests reach a node over a bounded set of keep-alive connections, as they do behind a load
+ * balancer that keeps upstream connections open (nginx's `keepalive`): a node is not handed a new TCP connection
+ * and HTTP parser per request. node:http rather than fetch: undici's per-request streams, signals and pool cost
+ * the generator more CPU than a reconnecting client costs a node, on the cores the nodes need.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function api(client: Client, node: number, method: string, path: string, body?: unknown): Promise<unknown> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${nodes[node]!.api}${path}`,
+      {
+        method,
+        agent,
+        timeout: 30_000,
+        headers: { authorization: `Bearer ${client.spec.token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString();
+          if (status >= 500 && client.awayAt !== undefined) stats.serverErrors++;
+          if (status !== 200) reject(new Error(`${method} ${path}: HTTP ${status} ${text.slice(0, 200)}`));
+          else {
+            try {
+              resolve(JSON.parse(text));
+            } catch (err) {
+              reject(err as Error);
+            }
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
+    req.on('error', reject);
+    req.end(payload);
   });
-  const text = await response.text();
-  if (response.status >= 500 && client.awayAt !== undefined) stats.serverErrors++;
-  if (response.status !== 200) throw new Error(`${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`);
-  return JSON.parse(text);
 }
 
 /** Opens a socket to `node` and subscribes the client's two channels; resolves once both are subscribed. */
