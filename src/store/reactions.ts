@@ -14,7 +14,7 @@ export const REACTION_USERS_SHOWN = 10;
 export async function reactionSummaries(db: DB, messageIds: readonly number[]): Promise<Map<number, ReactionSummary[]>> {
   if (messageIds.length === 0) return new Map();
   const { rows } = await sql<{ id: number; reactions: ReactionSummary[] | null }>`
-    select id, ${reactionSummaryJson(sql.ref('id'))} as reactions from unnest(${messageIds.map(String)}::bigint[]) as id`.execute(db);
+    select id, ${reactionSummaryJson(sql.ref('id'))} as reactions from parley_ids(${messageIds.map(String)}::bigint[]) as id`.execute(db);
   return new Map(rows.flatMap((r) => (r.reactions === null ? [] : [[Number(r.id), r.reactions]])));
 }
 

@@ -46,7 +46,7 @@ export async function loadMessages(db: DB, ids: readonly number[]): Promise<Map<
 /** Where the messages of a statement come from: rows of (id, n), n their place in a page. */
 export type IdSource = RawBuilder<{ id: number; n: number }>;
 
-export const givenIds = (ids: readonly number[]): IdSource => sql`select id, 0::bigint as n from unnest(${ids.map(String)}::bigint[]) as id`;
+export const givenIds = (ids: readonly number[]): IdSource => sql`select id, 0::bigint as n from parley_ids(${ids.map(String)}::bigint[]) as id`;
 
 /**
  * The statement that hydrates messages, the one home of a message's columns and joins: each message of `source`
@@ -333,7 +333,7 @@ export function previewsOf(conversationIds: Iterable<number>, rows: readonly Pre
 
 /**
  * Up to 10 participants per conversation, owners and admins first, then by seniority: one query, the
- * database function parley_previews (migration 002), which the send's write uses too.
+ * database function parley_previews (src/store/functions/previews.ts), which the send's write uses too.
  */
 export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
   if (conversationIds.length === 0) return new Map();

@@ -5,14 +5,19 @@
 // file: a full `create or replace` definition.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { IDS } from './ids.js';
 import { MESSAGE_PAGE } from './message-page.js';
+import { PREVIEWS } from './previews.js';
 import { SEARCH_USERS } from './search-users.js';
 import { SEND } from './send.js';
 
 // Earlier releases' send functions (parley_send_messages, parley_send_messages_with_outbox) are no longer
 // defined here but are left in the database, unchanged, for nodes of the previous release during a rolling
 // upgrade; nothing of this release calls them.
+// In the order they are applied: a function before those that use it.
 export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
+  { name: 'parley_ids', sql: IDS },
+  { name: 'parley_previews', sql: PREVIEWS },
   { name: 'parley_send', sql: SEND },
   { name: 'parley_message_page', sql: MESSAGE_PAGE },
   { name: 'parley_search_users', sql: SEARCH_USERS },
