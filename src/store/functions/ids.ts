@@ -5,7 +5,7 @@
 // function's estimate is fixed, so the shared plan costs what a call's own would and is kept (planned once per
 // connection). rows 10: a page or a handful; lists of ids are joined by key, which any small estimate chooses. Only
 // for statements that join each id to rows by a unique key: where the rows per id vary widely, a shared plan can fit
-// none of them (see previews.ts).
+// none of them (see loadPreviews in read-model.ts).
 // A repeatable definition (src/store/functions/index.ts).
 export const IDS = `create or replace function parley_ids(ids bigint[]) returns setof bigint
     language plpgsql stable strict

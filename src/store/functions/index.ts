@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { IDS } from './ids.js';
 import { MESSAGE_PAGE } from './message-page.js';
-import { PREVIEWS } from './previews.js';
 import { SEARCH_USERS } from './search-users.js';
 import { SEND } from './send.js';
 
@@ -17,7 +16,6 @@ import { SEND } from './send.js';
 // In the order they are applied: a function before those that use it.
 export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
   { name: 'parley_ids', sql: IDS },
-  { name: 'parley_previews', sql: PREVIEWS },
   { name: 'parley_send', sql: SEND },
   { name: 'parley_message_page', sql: MESSAGE_PAGE },
   { name: 'parley_search_users', sql: SEARCH_USERS },
