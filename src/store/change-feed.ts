@@ -2,7 +2,7 @@
 //
 // A position is (tx, seq): the writing transaction's id and the row's order in it. Transaction ids are handed
 // out when a transaction first locks or writes, and transactions commit in another order, so the feed is read
-// only below the horizon: the oldest transaction id still running in this database (see HORIZON). Every
+// only below the horizon: the oldest transaction id still running in this database (see feedHorizon). Every
 // transaction below it has ended, so the rows there are final: a position handed out is never passed by a later
 // commit.
 // Ordering by transaction id is the order of commits wherever it matters: every use case takes its locks
@@ -51,23 +51,11 @@ export async function appendChanges(trx: Tx | DB, changes: readonly ChangeDraft[
 }
 
 /**
- * The horizon of the statement's snapshot, with its end (xmax) and the snapshot itself: the oldest transaction
- * still running, leaving out those known to run in another database of the same server. Transaction ids are the
- * server's, not the database's, so pg_snapshot_xmin alone would let any long transaction next door (a bulk load,
- * a migration of another application) hold back every sync here; a transaction of another database never writes
- * this feed. Known: its id is a backend's in pg_stat_activity under another database (the role needs to see
- * other roles' sessions, pg_read_all_stats, for those; unknown ones count as running here, as before). A
- * transaction that ended since the snapshot is no longer there, so it counts too: its rows are not in the
- * snapshot.
+ * The horizon of the statement's snapshot, with its end (xmax) and the snapshot itself: the database function
+ * parley_feed_horizon (src/store/functions/feed-horizon.ts), which says why it leaves out other databases'
+ * transactions.
  */
-const HORIZON = sql`(select pg_current_snapshot() as snapshot) s0
-  cross join lateral (select coalesce(
-    (select min(x) from pg_snapshot_xip(s0.snapshot) x
-      where x::text::bigint % 4294967296 not in (
-        select a.backend_xid::text::bigint from pg_stat_activity a
-        where a.backend_xid is not null and a.datname is distinct from current_database())),
-    pg_snapshot_xmax(s0.snapshot))::text::bigint as horizon,
-    pg_snapshot_xmax(s0.snapshot)::text::bigint as xmax) h0`;
+const HORIZON = sql`parley_feed_horizon() h0`;
 
 /**
  * Where the feed stands now: every row below (horizon, 0) is final. `snapshot` is this statement's snapshot
@@ -76,7 +64,7 @@ const HORIZON = sql`(select pg_current_snapshot() as snapshot) s0
  */
 export async function feedHorizon(db: DB | Tx): Promise<{ horizon: number; end: number; snapshot: string }> {
   const { rows } = await sql<{ horizon: string; xmax: string; snapshot: string }>`
-    select h0.horizon, h0.xmax, s0.snapshot::text as snapshot from ${HORIZON}`.execute(db);
+    select h0.horizon, h0.xmax, h0.snapshot from ${HORIZON}`.execute(db);
   return { horizon: Number(rows[0]!.horizon), end: Number(rows[0]!.xmax), snapshot: rows[0]!.snapshot };
 }
 

@@ -100,15 +100,19 @@ export const entryKey = (userId: number, conversationId: number): string => `${u
  * The last message as each user sees it where it is not the shared one (an InboxUpdated or a synced entry): for
  * each pair of these users and conversations (`lastIds`: each conversation's shared last message) whose user cleared
  * the history past that message (null) or hid it (the newest message they may still see, or null), by entryKey.
- * The other pairs, nearly always all of them, see the shared last message: one query finds that.
+ * The other pairs, nearly always all of them, see the shared last message: one query finds that. The ids
+ * come through parley_ids (a fixed estimate), so the query keeps one plan per connection: with unnest, every call was
+ * planned anew (0.13 ms of planning for 0.02 ms of reading in a reconnect storm's syncs).
  */
 export async function lastMessagesAsSeen(db: DB, userIds: readonly number[], lastIds: ReadonlyMap<number, number>): Promise<Map<string, MessageResource | null>> {
   const seen = new Map<string, MessageResource | null>();
   if (userIds.length === 0 || lastIds.size === 0) return seen;
   const { rows } = await sql<{ user_id: string; conversation_id: string; cleared: boolean }>`
     select p.user_id, p.conversation_id, p.cleared_message_id >= l.last_id as cleared
-    from unnest(${`{${[...lastIds.keys()].join(',')}}`}::bigint[], ${`{${[...lastIds.values()].join(',')}}`}::bigint[]) l(conversation_id, last_id)
-    join participants p on p.conversation_id = l.conversation_id and p.user_id = any(${`{${userIds.join(',')}}`}::bigint[])
+    from (select c.id as conversation_id, (${`{${[...lastIds.values()].join(',')}}`}::bigint[])[c.n] as last_id
+      from parley_ids(${`{${[...lastIds.keys()].join(',')}}`}::bigint[]) with ordinality c(id, n)) l
+    cross join parley_ids(${`{${userIds.join(',')}}`}::bigint[]) u(id)
+    join participants p on p.conversation_id = l.conversation_id and p.user_id = u.id
     where p.cleared_message_id >= l.last_id
       or exists (select 1 from hidden_messages h where h.user_id = p.user_id and h.message_id = l.last_id)`.execute(db);
   for (const r of rows) {

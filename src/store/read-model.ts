@@ -332,16 +332,13 @@ export function previewsOf(conversationIds: Iterable<number>, rows: readonly Pre
 }
 
 /**
- * Up to 10 participants per conversation, owners and admins first, then by seniority: one query, the
- * database function parley_previews (migration 002), which the send's write uses too. Planned on every call, on
- * purpose (not through parley_ids): a conversation's rows range from two to 10,000, and a shared plan made while
- * the participants were mostly one large group expected 10,000 rows for every conversation and scanned (5–11 ms a
- * call for groups of 10, against 0.07 ms; cluster benchmark, 2026-11-28).
+ * Up to 10 participants per conversation, owners and admins first, then by seniority: one query, the database
+ * function parley_participants_preview (src/store/functions/participants-preview.ts), which the send's write uses too.
  */
 export async function loadPreviews(db: DB, conversationIds: readonly number[]): Promise<Map<number, ParticipantResource[]>> {
   if (conversationIds.length === 0) return new Map();
   // The ids as one array literal: the statement's text is the same however many there are.
-  const { rows } = await sql<PreviewRow>`select * from parley_previews(${`{${conversationIds.join(',')}}`}::bigint[])`.execute(db);
+  const { rows } = await sql<PreviewRow>`select * from parley_participants_preview(${`{${conversationIds.join(',')}}`}::bigint[])`.execute(db);
   return previewsOf(conversationIds, rows);
 }
 

@@ -5,8 +5,10 @@
 // file: a full `create or replace` definition.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { FEED_HORIZON } from './feed-horizon.js';
 import { IDS } from './ids.js';
 import { MESSAGE_PAGE } from './message-page.js';
+import { PARTICIPANTS_PREVIEW } from './participants-preview.js';
 import { SEARCH_USERS } from './search-users.js';
 import { SEND } from './send.js';
 
@@ -16,6 +18,8 @@ import { SEND } from './send.js';
 // In the order they are applied: a function before those that use it.
 export const DEFINITIONS: readonly { readonly name: string; readonly sql: string }[] = [
   { name: 'parley_ids', sql: IDS },
+  { name: 'parley_participants_preview', sql: PARTICIPANTS_PREVIEW },
+  { name: 'parley_feed_horizon', sql: FEED_HORIZON },
   { name: 'parley_send', sql: SEND },
   { name: 'parley_message_page', sql: MESSAGE_PAGE },
   { name: 'parley_search_users', sql: SEARCH_USERS },

@@ -287,7 +287,7 @@ export const SEND = `create or replace function parley_send(drafts jsonb, sent_a
           from readers r),
         'mentions', (select coalesce(json_agg(json_build_object('m', mm.message_id, 'u', mm.user_id)), '[]') from mentions mm),
         'previews', (select coalesce(json_agg(pv), '[]')
-          from parley_previews(array(select l.conversation_id from latest l)) pv),
+          from parley_participants_preview(array(select l.conversation_id from latest l)) pv),
         'threads', (select coalesce(json_agg(json_build_object('root_id', t.root_id, 'conversation_id', t.conversation_id,
             'reply_count', t.reply_count, 'last_reply_at', t.last_reply_at, 'repliers', t.repliers, 'root_sender_id', t.root_sender_id)), '[]')
           from thread_now t)

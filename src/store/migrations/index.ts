@@ -15,6 +15,7 @@ import * as threadsPinsOwnState from './013_threads_pins_own_state.js';
 import * as moderation from './014_moderation.js';
 import * as compliance from './015_compliance.js';
 import * as reactionsByUser from './016_reactions_by_user.js';
+import * as participantsPreviewOrder from './017_participants_preview_order.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '014_moderation': moderation,
   '015_compliance': compliance,
   '016_reactions_by_user': reactionsByUser,
+  '017_participants_preview_order': participantsPreviewOrder,
 };
 
 export const migrationProvider: MigrationProvider = {
