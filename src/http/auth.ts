@@ -151,11 +151,23 @@ export function userAuthenticator(
     return verified;
   }
 
+  // Requests with a token this node has not verified yet that arrive together (a client's channel authorizations
+  // after a reconnect) share one verification, as they share the read of the user (store/users.ts).
+  const verifying = new Map<string, Promise<VerifiedToken>>();
+  function verifyOnce(token: string): Promise<VerifiedToken> {
+    let pending = verifying.get(token);
+    if (pending === undefined) {
+      pending = verify(token).finally(() => verifying.delete(token));
+      verifying.set(token, pending);
+    }
+    return pending;
+  }
+
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     if (!match) throw new ChatError('unauthenticated', 'A bearer token is required.');
-    const { userId, claims } = tokens.get(match[1]) ?? (await verify(match[1]));
+    const { userId, claims } = tokens.get(match[1]) ?? (await verifyOnce(match[1]));
     // Erased or banned users are refused here; every node forgets a user at their ban's or erasure's commit (known-users.ts).
     await ensureUser(db, userId, claims);
     const socketId = request.headers['x-socket-id'];

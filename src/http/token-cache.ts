@@ -31,8 +31,8 @@ export function stillValid(token: VerifiedToken, nowMs: number = Date.now()): bo
 /** Verified tokens of one authenticator (one secret). */
 export class TokenCache {
   readonly #tokens: LruCache<string, VerifiedToken>;
-  /** Lookups answered from the cache, and those that were not (a verification follows). */
-  readonly stats = { hits: 0, misses: 0 };
+  /** Lookups answered from the cache, those that were not, and the verifications kept (one per token verified). */
+  readonly stats = { hits: 0, misses: 0, verified: 0 };
 
   constructor(capacity = TOKEN_CACHE_SIZE) {
     this.#tokens = new LruCache(capacity);
@@ -55,6 +55,7 @@ export class TokenCache {
   }
 
   set(token: string, verified: VerifiedToken): void {
+    this.stats.verified++;
     this.#tokens.set(token, verified);
   }
 }

@@ -39,8 +39,27 @@ for (const database of DATABASES) {
         await authenticate(request);
         assert.equal(request.actor.userId, u);
       }
-      assert.deepEqual(cache.stats, { hits: 4, misses: 1 });
+      assert.deepEqual(cache.stats, { hits: 4, misses: 1, verified: 1 });
       assert.deepEqual(await stored(u), { name: 'Once', avatar_url: null });
+    });
+
+    test('requests with a new token arriving together share one verification; a refused token refuses each of them', async () => {
+      const [u] = newUsers(1);
+      const cache = new TokenCache();
+      const authenticate = userAuthenticator(app.config, app.app.database.db, cache);
+      const request = async (jwt: string) => {
+        const r = { headers: { authorization: `Bearer ${jwt}` } } as unknown as FastifyRequest;
+        await authenticate(r);
+        return r.actor.userId;
+      };
+      const jwt = await token({ sub: String(u), name: 'Together' });
+      assert.deepEqual(await Promise.all([request(jwt), request(jwt), request(jwt)]), [u, u, u]);
+      assert.equal(cache.stats.verified, 1);
+      const forged = `${jwt.slice(0, -2)}xx`;
+      const refused = await Promise.allSettled([request(forged), request(forged)]);
+      assert.deepEqual(refused.map((r) => r.status), ['rejected', 'rejected']);
+      assert.equal(cache.stats.verified, 1, 'a refused token is not kept');
+      assert.equal(await request(jwt), u, 'and the good one still passes');
     });
 
     test('a cached token is refused from its exp on, as jose refuses it', async () => {
