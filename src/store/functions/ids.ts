@@ -4,8 +4,8 @@
 // ms of planning to hydrate one message in 0.05 ms, most of the database's work in a reconnect storm's syncs. A
 // function's estimate is fixed, so the shared plan costs what a call's own would and is kept (planned once per
 // connection). rows 10: a page or a handful; lists of ids are joined by key, which any small estimate chooses. Only
-// for statements that join each id to rows by a unique key: where the rows per id vary widely, a shared plan can fit
-// none of them (see loadPreviews in read-model.ts).
+// for statements whose work per id does not vary with the data: a join by a unique key, or a read that stops after a
+// few rows in index order (parley_participants_preview); where the rows per id vary widely, a shared plan fits none.
 // A repeatable definition (src/store/functions/index.ts).
 export const IDS = `create or replace function parley_ids(ids bigint[]) returns setof bigint
     language plpgsql stable strict

@@ -19,7 +19,7 @@ export const PARTICIPANTS_PREVIEW = `create or replace function parley_participa
           case p.role when 'owner' then 0 when 'admin' then 1 else 2 end as rank, p.joined_at, p.user_id
         from participants p join users u on u.id = p.user_id
         where p.conversation_id = c.id
-        order by case p.role when 'owner' then 0 when 'admin' then 1 else 2 end, p.joined_at, p.user_id
+        order by rank, p.joined_at, p.user_id
         limit 10) x
       order by x.conversation_id, x.rank, x.joined_at, x.user_id
     $$`;
