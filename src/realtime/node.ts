@@ -275,7 +275,7 @@ function announcer(settings: RealtimeSettings, work: InFlight, crossNode: CrossN
       return [];
     }
   };
-  // A channel's leave and vacate webhooks go in the order their decisions were asked for, whatever order Redis
+  // A channel's webhooks go in the order their decisions were asked for, whatever order Redis
   // answers in: on a Redis Cluster the presence and occupancy keys live on different masters, and the channel_vacated
   // decided after the last member_removed could otherwise be queued before it (Pusher sends it after).
   const deciding = new Map<string, Promise<void>>();
@@ -292,7 +292,10 @@ function announcer(settings: RealtimeSettings, work: InFlight, crossNode: CrossN
   };
   return {
     deliver,
-    webhook,
+    // The handlers' webhooks (member_added, client_event) wait for their channel's decisions still under way, so a
+    // member_added is never queued before the channel_occupied its own subscription decided (on a Redis Cluster the
+    // presence answer can come first).
+    webhook: webhook && ((event) => work.add(inChannelOrder(event.channel, undefined, () => webhook(event), () => {}))),
     memberLeft(channel, userId) {
       const leaving = inChannelOrder(
         channel,

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import PusherServer from 'pusher';
 import { pino } from 'pino';
+import { memoryOccupancy } from '../../src/realtime/occupancy/memory.js';
+import type { OccupancyTracker } from '../../src/realtime/occupancy/occupancy.js';
 import { createWebhookSender } from '../../src/realtime/pusher-webhooks.js';
 import { APP_KEY, APP_SECRET, RawClient, cleanup, onCleanup, start, succeeded, waitFor, type Harness } from '../support/realtime.js';
 import { webhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -20,9 +22,9 @@ async function receiver(): Promise<WebhookReceiver> {
   return r;
 }
 
-async function withWebhooks(r: WebhookReceiver, options: { retryBaseMs?: number } = {}): Promise<Harness> {
+async function withWebhooks(r: WebhookReceiver, options: { retryBaseMs?: number } = {}, occupancy?: OccupancyTracker): Promise<Harness> {
   const webhooks = createWebhookSender({ urls: [r.url], appKey: APP_KEY, appSecret: APP_SECRET, logger: silent, batchMs: 20, ...options });
-  return start({ webhooks });
+  return start({ webhooks, ...(occupancy ? { occupancy } : {}) });
 }
 
 /** The events received, without time_ms, once there are at least n. */
@@ -78,6 +80,23 @@ describe('webhooks on one node', () => {
     assert.deepEqual((await eventsOf(r, 4)).slice(2), [
       { name: 'member_removed', channel: 'presence-room', user_id: '7' },
       { name: 'channel_vacated', channel: 'presence-room' },
+    ]);
+  });
+
+  // On a Redis Cluster the shared occupancy and the shared presence live on different masters, and the presence
+  // answer can come first: the member_added its subscription decided still goes after its channel_occupied.
+  test('member_added waits for the channel_occupied of its own subscription when occupancy answers later', async () => {
+    const r = await receiver();
+    const memory = memoryOccupancy();
+    const slow: OccupancyTracker = { ...memory, occupy: async (channel) => (await new Promise((resolve) => setTimeout(resolve, 100)), memory.occupy(channel)) };
+    const h = await withWebhooks(r, {}, slow);
+    const c = await RawClient.established(h.url());
+    const { auth, channel_data } = sdk.authorizeChannel(c.socketId, 'presence-late', { user_id: '9', user_info: {} });
+    c.client.send({ event: 'pusher:subscribe', data: { channel: 'presence-late', auth, channel_data } });
+    assert.equal(JSON.parse(await c.client.next()).event, 'pusher_internal:subscription_succeeded');
+    assert.deepEqual(await eventsOf(r, 2), [
+      { name: 'channel_occupied', channel: 'presence-late' },
+      { name: 'member_added', channel: 'presence-late', user_id: '9' },
     ]);
   });
 
