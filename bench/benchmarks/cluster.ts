@@ -296,9 +296,9 @@ function cpuSnapshot(nodes: readonly ParleyNode[], redis: BenchRedis, clientPids
   const read = () => ({
     at: performance.now(),
     machine: machineBusySeconds(),
-    nodes: nodes.map((node) => cpuSeconds(node.pid)),
-    redis: redis.pids.reduce((s, pid) => s + cpuSeconds(pid), 0),
-    clients: clientPids.reduce((s, pid) => s + cpuSeconds(pid), 0),
+    nodes: nodes.map((node) => cpuOf(node.pid, () => nodeGone(node))),
+    redis: redis.pids.reduce((s, pid) => s + cpuOf(pid, () => `a redis-server of ${redis.label}`), 0),
+    clients: clientPids.reduce((s, pid) => s + cpuOf(pid, () => 'a client worker'), 0),
     driver: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   });
   const a = read();
@@ -314,6 +314,21 @@ function cpuSnapshot(nodes: readonly ParleyNode[], redis: BenchRedis, clientPids
       return { nodes: nodesCpu, redis: redisCpu, clients, other: Math.max(0, total - nodesCpu.reduce((s, x) => s + x, 0) - redisCpu - clients - driver) };
     },
   };
+}
+
+/** A process's CPU seconds; when it is gone, an error that says which process it was (`what`) instead of ENOENT. */
+function cpuOf(pid: number, what: () => string): number {
+  try {
+    return cpuSeconds(pid);
+  } catch (err) {
+    throw new Error(`cannot read the CPU time of ${what()} (pid ${pid}): ${(err as Error).message}`);
+  }
+}
+
+/** A node, and when it has exited, how and with what last output. */
+function nodeGone(node: ParleyNode): string {
+  if (node.running) return `${node.name}, still running`;
+  return `${node.name}, which exited (${node.child.exitCode ?? node.child.signalCode}) with this last output:\n${node.logs()}`;
 }
 
 /** Waits until `expected` marked frames arrived over the pools, or no more arrive for 3 s. */
@@ -507,7 +522,7 @@ async function storm(c: BenchCluster, p: Params, vacuums: boolean): Promise<{ ro
     const rssBefore = survivors.map((node) => rssBytes(node.pid));
     const peak = [...rssBefore];
     const sampler = setInterval(() => survivors.forEach((node, i) => (peak[i] = Math.max(peak[i]!, rssBytes(node.pid)))), 20);
-    const cpu = survivors.map((node) => cpuSeconds(node.pid));
+    const cpu = survivors.map((node) => cpuOf(node.pid, () => nodeGone(node)));
     const killedAt = nowMs();
     nodes[victim]!.kill();
     let r = await pool.report();
@@ -521,7 +536,7 @@ async function storm(c: BenchCluster, p: Params, vacuums: boolean): Promise<{ ro
     // BENCH_NODE_LOGS=<dir>: what each surviving node wrote (the end of it), to see what a 5xx was.
     if (process.env.BENCH_NODE_LOGS) for (const node of survivors) writeFileSync(join(process.env.BENCH_NODE_LOGS, `storm-${node.name}.log`), node.logs());
     const stormSeconds = (nowMs() - killedAt) / 1000;
-    const survivorsCpu = survivors.reduce((s, node, i) => s + cpuSeconds(node.pid) - cpu[i]!, 0) / stormSeconds;
+    const survivorsCpu = survivors.reduce((s, node, i) => s + cpuOf(node.pid, () => nodeGone(node)) - cpu[i]!, 0) / stormSeconds;
     const synced = (r.lastSyncedAt - killedAt) / 1000;
     const resubscribed = (r.lastResubscribedAt - killedAt) / 1000;
     line(`all ${r.synced.toLocaleString('en-US')} synced ${synced.toFixed(2)} s after the kill (resubscribed after ${resubscribed.toFixed(2)} s), ${r.serverErrors} 5xx`, true);
