@@ -16,6 +16,7 @@ import * as moderation from './014_moderation.js';
 import * as compliance from './015_compliance.js';
 import * as reactionsByUser from './016_reactions_by_user.js';
 import * as participantsPreviewOrder from './017_participants_preview_order.js';
+import * as participantsRoomToUpdate from './018_participants_room_to_update.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '015_compliance': compliance,
   '016_reactions_by_user': reactionsByUser,
   '017_participants_preview_order': participantsPreviewOrder,
+  '018_participants_room_to_update': participantsRoomToUpdate,
 };
 
 export const migrationProvider: MigrationProvider = {
