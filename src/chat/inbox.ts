@@ -1,6 +1,6 @@
 // InboxUpdated events: each receiving user gets its own ConversationResource. Built in a constant number of
 // queries however many participants there are.
-import { event, type DomainEvent } from '../events/catalog.js';
+import { event, type DomainEvent, type JsonPart } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
 import { entryKey, lastMessagesAsSeen } from '../store/own-state.js';
 import { readerStates } from '../store/participants.js';
@@ -27,8 +27,8 @@ export async function inboxEvents(db: DB, conversationId: number, readers?: read
 
 /** InboxUpdated to each reader, each with its own ConversationResource: no query. */
 export function inboxUpdates(shared: SharedConversation, states: readonly ReaderState[]): DomainEvent[] {
-  const encode = readerEncoder(shared);
-  return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state), encode?.(state)));
+  const encoder = readerEncoder(shared);
+  return states.map((state) => event('ConversationInboxUpdated', state.user_id, conversationResource(shared, state), encoder && { shared: encoder.shared, middle: encoder.middle(state) }));
 }
 
 /** The reader's own fields of a ConversationResource as JSON.stringify writes them for a reader at zero. */
@@ -36,16 +36,20 @@ const READER_FIELDS = '"unread_count":0,"last_read_at":null,';
 
 /**
  * Encodes the ConversationResource of each reader without encoding the shared part (preview, last message)
- * again: the shared JSON is made once and each reader's unread_count and last_read_at are put in its place, so
- * a message to a group of thousands costs one encoding of the shared part, not one per member. The result is
+ * again: the shared JSON is made once, as a head and a tail, and each reader's unread_count and last_read_at are
+ * the part between them, so a message to a group of thousands costs one encoding of the shared part, not one per
+ * member, and the realtime layer carries the shared part once (Publication 'each'). head + middle(state) + tail is
  * exactly JSON.stringify(conversationResource(shared, state)). Undefined when the layout is not as expected.
  */
-export function readerEncoder(shared: SharedConversation): ((state: ReaderState) => string) | undefined {
+export function readerEncoder(shared: SharedConversation): { shared: JsonPart['shared']; middle: (state: ReaderState) => string } | undefined {
   const template = JSON.stringify(conversationResource(shared, { unread_count: 0, last_read_at: null }));
   const at = template.indexOf(READER_FIELDS);
   // Inside a string value every quote is escaped, so the fields can occur once only, at the top level.
   if (at === -1 || template.indexOf(READER_FIELDS, at + 1) !== -1) return undefined;
   const head = `${template.slice(0, at)}"unread_count":`;
   const tail = template.slice(at + READER_FIELDS.length - 1); // from the comma before created_at
-  return (state) => `${head}${state.unread_count},"last_read_at":${state.last_read_at === null ? 'null' : `"${state.last_read_at.toISOString()}"`}${tail}`;
+  return {
+    shared: { head, tail },
+    middle: (state) => `${state.unread_count},"last_read_at":${state.last_read_at === null ? 'null' : `"${state.last_read_at.toISOString()}"`}`,
+  };
 }

@@ -11,7 +11,7 @@
 // feed), check, write, emit; return what the caller answers. See docs/events.md for what each event carries.
 import { conversationChannel } from '../contract/channels.js';
 import { EVENTS, type RevokeReason } from '../contract/events.js';
-import type { DomainEvent } from '../events/catalog.js';
+import { jsonOf, type DomainEvent } from '../events/catalog.js';
 import { appendChanges, type ChangeDraft } from '../store/change-feed.js';
 import { forgetKnownUser } from '../store/known-users.js';
 import type { ReaderState } from '../store/read-model.js';
@@ -66,7 +66,7 @@ export function changesOf(events: readonly DomainEvent[], inbox: readonly InboxC
       for (const userId of e.to) changes.push({ conversation_id: conversationId, user_id: userId, type: broadcastAs, json: null });
       continue;
     }
-    const json = e.json ?? JSON.stringify(e.payload);
+    const json = jsonOf(e);
     if (channel === 'conversation') {
       for (const conversationId of e.to) changes.push({ conversation_id: conversationId, user_id: null, type: broadcastAs, json });
     } else {

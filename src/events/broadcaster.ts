@@ -2,12 +2,17 @@
 // HTTP response (synchronous dispatch, docs/events.md "Timing rules").
 import type { Logger } from 'pino';
 import { EVENTS, type RevokeReason } from '../contract/events.js';
-import { channelsOf, type DomainEvent } from './catalog.js';
+import { channelsOf, jsonOf, type DomainEvent } from './catalog.js';
 
 /** Where frames go: the built-in server's realtime node (which reaches every node through its broker), an external Pusher server, or the log. */
 export interface Fanout {
   /** `data` is the event's payload as JSON text (what the Pusher HTTP API carries), encoded once by the caller. */
   publish(channels: readonly string[], event: string, data: string, exceptSocketId?: string): void | Promise<void>;
+  /**
+   * One event to each of `channels`, channel i's data being head + middles[i] + tail (exactly its payload's JSON text):
+   * the shared part carried once however many channels (a group's InboxUpdated). Without it, one publish per channel.
+   */
+  publishEach?(channels: readonly string[], event: string, head: string, tail: string, middles: readonly string[], exceptSocketId?: string): void | Promise<void>;
   /** Runs fn, whose (synchronously started) publishes may be written together at its end (one write per socket). */
   batch?<T>(fn: () => T): T;
   /**
@@ -30,14 +35,19 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
     async dispatch(events, exceptSocketId) {
       // Every publish starts in order before any is awaited: local sockets get the frames in order at once,
       // and the cross-node publishes share one pipelined round trip instead of one each.
-      const start = () => events.map(async (e) => {
-        const broadcastAs = EVENTS[e.name].broadcastAs;
+      const start = () => runs(events, fanout.publishEach !== undefined).map(async (run) => {
+        const first = run[0]!;
+        const broadcastAs = EVENTS[first.name].broadcastAs;
         try {
-          await fanout.publish(channelsOf(e), broadcastAs, e.json ?? JSON.stringify(e.payload), exceptSocketId);
-          onDispatched(broadcastAs);
+          if (run.length === 1) await fanout.publish(channelsOf(first), broadcastAs, jsonOf(first), exceptSocketId);
+          else {
+            const { head, tail } = first.part!.shared;
+            await fanout.publishEach!(run.flatMap(channelsOf), broadcastAs, head, tail, run.map((e) => e.part!.middle), exceptSocketId);
+          }
+          for (let i = 0; i < run.length; i++) onDispatched(broadcastAs);
         } catch (err) {
           // Delivery is at-most-once: the write is committed, clients catch up over HTTP.
-          logger.error({ err, event: e.name }, 'event delivery failed');
+          logger.error({ err, event: first.name }, 'event delivery failed');
         }
       });
       // One batch: a socket that gets several of these events (a member's MessageSent and InboxUpdated) gets them in one write.
@@ -63,6 +73,22 @@ export function createBroadcaster(fanout: Fanout, logger: Logger, onDispatched: 
       }
     },
   };
+}
+
+/**
+ * The events in order, in runs to publish together: events next to each other that share the head and tail of
+ * their JSON (JsonPart), each to one channel, form one run when the fanout can publish them as one; every other
+ * event is a run of its own.
+ */
+function runs(events: readonly DomainEvent[], each: boolean): DomainEvent[][] {
+  const out: DomainEvent[][] = [];
+  for (const e of events) {
+    const last = out.at(-1);
+    const joins = each && e.part !== undefined && e.to.length === 1 && last !== undefined && last[0]!.name === e.name && last[0]!.part?.shared === e.part.shared && last[0]!.to.length === 1;
+    if (joins) last.push(e);
+    else out.push([e]);
+  }
+  return out;
 }
 
 /** BROADCAST_DRIVER=log: events are written to the log instead of sockets (debugging, or no real-time). */

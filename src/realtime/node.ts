@@ -401,12 +401,30 @@ function nodeLocal(authorizations: AuthorizationLedger, registry: ChannelRegistr
 
 /** What the broker hands this node: publications for its sockets, orders and occupancy questions from other nodes. */
 function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: NodeLocal, crossNode: CrossNodeCount, logger: Logger): BrokerHandler {
+  /** Of an 'each' publication's channels, those the last deliver() wrote to at least one socket. */
+  let reachedChannels = 0;
   /** Writes the publication to this node's subscribers; returns the sockets written to. */
   function deliver(channels: readonly string[], publication: Publication): number {
     const except = publication.exceptSocketId;
     let sent = 0;
     if (publication.kind === 'frame') {
       for (const channel of channels) if (registry.hasSubscribers(channel)) sent += registry.broadcast(channel, Buffer.from(publication.frame), except);
+      return sent;
+    }
+    if (publication.kind === 'each') {
+      // Each channel's data is head + its middle + tail: encoded as a JSON string, the same three parts escaped
+      // apart (escaping goes character by character), the shared ones once.
+      let head: string | undefined;
+      let tail: string | undefined;
+      const { event, middles } = publication;
+      channels.forEach((channel, i) => {
+        if (!registry.hasSubscribers(channel)) return;
+        head ??= JSON.stringify(publication.head).slice(0, -1);
+        tail ??= JSON.stringify(publication.tail).slice(1);
+        const reached = registry.broadcast(channel, Buffer.from(frameWithEncodedData(event, `${head}${JSON.stringify(middles[i]).slice(1, -1)}${tail}`, channel)), except);
+        sent += reached;
+        if (reached > 0) reachedChannels++;
+      });
       return sent;
     }
     let encodedData: string | undefined; // once per event, and only if someone listens
@@ -420,8 +438,12 @@ function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: No
   }
   return {
     publication(channels: readonly string[], publication: Publication) {
+      reachedChannels = 0;
       const sent = deliver(channels, publication);
-      if (!crossNode.fromHere && sent > 0) crossNode.delivered++;
+      if (crossNode.fromHere) return;
+      // One event to each of many channels crossed as one message, counted as one per channel (Broker.received).
+      if (publication.kind === 'each') crossNode.delivered += reachedChannels;
+      else if (sent > 0) crossNode.delivered++;
     },
     command(command: NodeCommand) {
       if (command.kind === 'terminate') {
@@ -457,6 +479,13 @@ function nodeApi(
         throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
       }
       return publishFromHere(broker, crossNode, channels, { kind: 'event', event, data, exceptSocketId });
+    },
+
+    publishEach(channels, event, head, tail, middles, exceptSocketId) {
+      if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
+        throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
+      }
+      return publishFromHere(broker, crossNode, channels, { kind: 'each', event, head, tail, middles, exceptSocketId });
     },
 
     batch: batchSends,

@@ -114,6 +114,31 @@ for (const backend of REDIS_BACKENDS) describe(`three nodes on one PostgreSQL an
     assert.equal(b.payloads('InboxUpdated', (p) => p.last_message?.id === viaNode3.id)[0].unread_count, 2);
   });
 
+  // From 64 readers up a dispatch's InboxUpdated crosses to the other nodes as one message per Redis server, the
+  // shared part once and each member's own part (src/realtime/broker/redis.ts, EACH_AS_ONE_FROM).
+  test('a group of 70: members on every node get their own InboxUpdated of each message, once and in order, whichever node sent it', async () => {
+    const ids = await users(70);
+    const [owner, ...members] = ids as [number, ...number[]];
+    const conversationId = await group(node2, owner, members);
+    const listeners = await Promise.all(members.slice(0, 6).map((id, i) => listening(cluster.nodes[i % 3]!, id)));
+    const receivedBy1 = async () => Number(/^parley_cluster_channel_messages_received_total (\d+)/m.exec(await (await fetch(`${node1.baseUrl}/metrics`)).text())![1]);
+    const received0 = await receivedBy1();
+    // Four messages at once through node 2 (one send batch), then one through node 3.
+    const sent = await Promise.all([1, 2, 3, 4].map((n) => send(node2, owner, conversationId, `at once ${n}`)));
+    sent.push(await send(node3, owner, conversationId, 'after'));
+    const order = sent.map((m) => m.id as number).sort((a, b) => a - b);
+    for (const client of listeners) {
+      await client.waitFor('InboxUpdated', (p) => p.id === conversationId && p.last_message?.id === order.at(-1));
+      await sleep(100);
+      const inbox = client.payloads('InboxUpdated', (p) => p.id === conversationId);
+      assert.deepEqual(inbox.map((p) => p.last_message.id), order, `user ${client.userId}: one InboxUpdated per message, in order`);
+      assert.deepEqual(inbox.map((p) => p.unread_count), [1, 2, 3, 4, 5], `user ${client.userId}: its own unread counts`);
+      assert.deepEqual(inbox.map((p) => p.participant_count), [70, 70, 70, 70, 70]);
+    }
+    // Node 1 read every member's part of each message, its two members' and the others' (counted one per channel).
+    assert.ok((await receivedBy1()) - received0 >= 5 * 69, `node 1 received ${(await receivedBy1()) - received0} channel messages`);
+  });
+
   test('a channel authorized through node 2 can be subscribed on a socket of node 1: pending authorizations are shared', async () => {
     const [alice, bob] = await users(2);
     const conversationId = await direct(node3, alice, bob);

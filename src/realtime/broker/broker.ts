@@ -12,10 +12,16 @@
 // what they missed over HTTP.
 import type { OccupancyQuery, OccupancyReport } from '../api-backend.js';
 
-/** What travels on a channel: an event (each node builds the frame) or a ready frame (a client event, a presence change). */
+/**
+ * What travels on a channel: an event (each node builds the frame), a ready frame (a client event, a presence
+ * change), or one event to each of many channels with data of its own made of a shared head and tail around a part
+ * per channel (`middles[i]` for `channels[i]`: a group's InboxUpdated, one per member), so that the shared part is
+ * carried and encoded once however many channels there are.
+ */
 export type Publication =
   | { readonly kind: 'event'; readonly event: string; readonly data: string; readonly exceptSocketId?: string }
-  | { readonly kind: 'frame'; readonly frame: string; readonly exceptSocketId?: string };
+  | { readonly kind: 'frame'; readonly frame: string; readonly exceptSocketId?: string }
+  | { readonly kind: 'each'; readonly event: string; readonly head: string; readonly tail: string; readonly middles: readonly string[]; readonly exceptSocketId?: string };
 
 /**
  * An order for every node: drop a user's subscriptions to a channel, or close a user's signed-in sockets (with
