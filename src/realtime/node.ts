@@ -401,15 +401,13 @@ function nodeLocal(authorizations: AuthorizationLedger, registry: ChannelRegistr
 
 /** What the broker hands this node: publications for its sockets, orders and occupancy questions from other nodes. */
 function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: NodeLocal, crossNode: CrossNodeCount, logger: Logger): BrokerHandler {
-  /** Of an 'each' publication's channels, those the last deliver() wrote to at least one socket. */
-  let reachedChannels = 0;
-  /** Writes the publication to this node's subscribers; returns the sockets written to. */
+  /** Writes the publication to this node's subscribers; returns how many of its channels reached at least one socket. */
   function deliver(channels: readonly string[], publication: Publication): number {
     const except = publication.exceptSocketId;
-    let sent = 0;
+    let reached = 0;
     if (publication.kind === 'frame') {
-      for (const channel of channels) if (registry.hasSubscribers(channel)) sent += registry.broadcast(channel, Buffer.from(publication.frame), except);
-      return sent;
+      for (const channel of channels) if (registry.hasSubscribers(channel) && registry.broadcast(channel, Buffer.from(publication.frame), except) > 0) reached++;
+      return reached;
     }
     if (publication.kind === 'each') {
       // Each channel's data is head + its middle + tail: encoded as a JSON string, the same three parts escaped
@@ -421,29 +419,26 @@ function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: No
         if (!registry.hasSubscribers(channel)) return;
         head ??= JSON.stringify(publication.head).slice(0, -1);
         tail ??= JSON.stringify(publication.tail).slice(1);
-        const reached = registry.broadcast(channel, Buffer.from(frameWithEncodedData(event, `${head}${JSON.stringify(middles[i]).slice(1, -1)}${tail}`, channel)), except);
-        sent += reached;
-        if (reached > 0) reachedChannels++;
+        if (registry.broadcast(channel, Buffer.from(frameWithEncodedData(event, `${head}${JSON.stringify(middles[i]).slice(1, -1)}${tail}`, channel)), except) > 0) reached++;
       });
-      return sent;
+      return reached;
     }
     let encodedData: string | undefined; // once per event, and only if someone listens
     for (const channel of channels) {
       if (!registry.hasSubscribers(channel)) continue; // e.g. the user channel of someone offline
       encodedData ??= JSON.stringify(publication.data);
       // once per channel, then the same bytes to every socket (no per-socket encoding)
-      sent += registry.broadcast(channel, Buffer.from(frameWithEncodedData(publication.event, encodedData, channel)), except);
+      if (registry.broadcast(channel, Buffer.from(frameWithEncodedData(publication.event, encodedData, channel)), except) > 0) reached++;
     }
-    return sent;
+    return reached;
   }
   return {
     publication(channels: readonly string[], publication: Publication) {
-      reachedChannels = 0;
-      const sent = deliver(channels, publication);
+      const reached = deliver(channels, publication);
       if (crossNode.fromHere) return;
       // One event to each of many channels crossed as one message, counted as one per channel (Broker.received).
-      if (publication.kind === 'each') crossNode.delivered += reachedChannels;
-      else if (sent > 0) crossNode.delivered++;
+      if (publication.kind === 'each') crossNode.delivered += reached;
+      else if (reached > 0) crossNode.delivered++;
     },
     command(command: NodeCommand) {
       if (command.kind === 'terminate') {
@@ -458,6 +453,11 @@ function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: No
     },
     occupancy: (query) => here.occupancy(query),
   };
+}
+
+/** Events named pusher:* and pusher_internal:* belong to the protocol: the app may not publish them. */
+function refuseReserved(event: string): void {
+  if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
 }
 
 /** The node as the rest of the process sees it; `withdraw` runs once its sockets are closed. */
@@ -475,16 +475,12 @@ function nodeApi(
     handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
 
     publish(channels, event, data, exceptSocketId) {
-      if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
-        throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
-      }
+      refuseReserved(event);
       return publishFromHere(broker, crossNode, channels, { kind: 'event', event, data, exceptSocketId });
     },
 
     publishEach(channels, event, head, tail, middles, exceptSocketId) {
-      if (event.startsWith('pusher:') || event.startsWith('pusher_internal:')) {
-        throw new TypeError(`realtime: "${event}" is reserved by the Pusher protocol`);
-      }
+      refuseReserved(event);
       return publishFromHere(broker, crossNode, channels, { kind: 'each', event, head, tail, middles, exceptSocketId });
     },
 
