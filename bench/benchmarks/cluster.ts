@@ -149,12 +149,17 @@ async function measure(options: BenchOptions, p: Params, { single, sharded }: Re
     if (chosen(options, 'large group')) {
       await part('the large group', notes, async () => {
         log(`- a group of ${p.members.toLocaleString('en-US')} members on ${NODES} nodes on ${redis.label}`);
-        const { row, templates } = await bigGroup(three, p, vacuums);
+        const { row, templates, cpuMs } = await bigGroup(three, p, vacuums);
         rows.push(row);
         log('- the floor: bare ws, no database');
         const bare = await bareTarget('buffer', 'bare ws, no database');
         try {
-          rows.push(await bigGroupFloor(bare, p, templates));
+          const floor = await bigGroupFloor(bare, p, templates);
+          rows.push(floor.row);
+          notes.push(
+            `A group of ${p.members.toLocaleString('en-US')}: the ${NODES} nodes used ${cpuMs.toFixed(0)} ms of CPU per message together (the first to the last of every message's ` +
+              `deliveries, with the sender's request), the floor's server ${floor.cpuMs.toFixed(0)} ms.`,
+          );
         } finally {
           await bare.stop();
         }
@@ -382,7 +387,15 @@ async function createGroup(node: ParleyNode, owner: number, members: readonly nu
   return (r.body as { data: { id: number } }).data.id;
 }
 
-async function bigGroup(c: BenchCluster, p: Params, vacuums: boolean): Promise<{ row: Row; templates: Templates }> {
+/** CPU milliseconds the processes used per message while `run` sent `messages` of them. */
+async function cpuPerMessage<T>(pids: readonly number[], messages: number, run: () => Promise<T>): Promise<{ result: T; cpuMs: number }> {
+  const total = () => pids.reduce((s, pid) => s + cpuOf(pid, () => `process ${pid}`), 0);
+  const before = total();
+  const result = await run();
+  return { result, cpuMs: ((total() - before) * 1000) / messages };
+}
+
+async function bigGroup(c: BenchCluster, p: Params, vacuums: boolean): Promise<{ row: Row; templates: Templates; cpuMs: number }> {
   const nodes = c.nodes;
   const ids = Array.from({ length: p.members }, (_, i) => BIG_GROUP_FIRST_USER + i);
   await createUsers(nodes, BIG_GROUP_FIRST_USER, p.members, 'setup');
@@ -409,12 +422,17 @@ async function bigGroup(c: BenchCluster, p: Params, vacuums: boolean): Promise<{
       if (r.status !== 201) throw new Error(`POST messages: ${r.status} ${JSON.stringify(r.body)}`);
     };
     const between = vacuums ? async (seq: number) => void (seq % 10 === 9 && (await c.vacuum('participants'))) : undefined;
-    const row = await timeMessages(`Parley, ${nodes.length} nodes`, pool, p, send, between);
+    const { result: row, cpuMs } = await cpuPerMessage(
+      nodes.map((node) => node.pid),
+      p.warmupMessages + p.messages,
+      () => timeMessages(`Parley, ${nodes.length} nodes`, pool, p, send, between),
+    );
     const message = await nodes[0]!.request(sender, 'GET', `/conversations/${groupId}/messages?limit=1`);
     const inbox = await nodes[0]!.request(sender, 'GET', `/conversations/${groupId}`);
     return {
       row: { ...row, setup: `Parley, ${nodes.length} nodes: a group of ${p.members.toLocaleString('en-US')}` },
       templates: { message: (message.body as { data: Record<string, unknown>[] }).data[0]!, inbox: (inbox.body as { data: Record<string, unknown> }).data },
+      cpuMs,
     };
   } finally {
     pool.close();
@@ -422,7 +440,7 @@ async function bigGroup(c: BenchCluster, p: Params, vacuums: boolean): Promise<{
 }
 
 /** The floor: the bare ws server delivering the same frames (one MessageSent, an InboxUpdated encoded per member) to as many clients. */
-async function bigGroupFloor(t: Target, p: Params, templates: Templates): Promise<Row> {
+async function bigGroupFloor(t: Target, p: Params, templates: Templates): Promise<{ row: Row; cpuMs: number }> {
   const conversationChannel = 'private-chat.conversation.1';
   const { pool, failed, errors } = await ClientPool.connect({
     label: 'bare ws: members',
@@ -449,7 +467,8 @@ async function bigGroupFloor(t: Target, p: Params, templates: Templates): Promis
       });
       await response.text();
     };
-    return { ...(await timeMessages('bare ws', pool, p, send)), setup: `bare ws, no database: ${p.members.toLocaleString('en-US')} clients (the floor)`, parley: false };
+    const { result: row, cpuMs } = await cpuPerMessage([t.pid], p.warmupMessages + p.messages, () => timeMessages('bare ws', pool, p, send));
+    return { row: { ...row, setup: `bare ws, no database: ${p.members.toLocaleString('en-US')} clients (the floor)`, parley: false }, cpuMs };
   } finally {
     pool.close();
   }

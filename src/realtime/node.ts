@@ -484,7 +484,7 @@ function nodeApi(
       return publishFromHere(broker, crossNode, channels, { kind: 'each', event, head, tail, middles, exceptSocketId });
     },
 
-    batch: batchSends,
+    batch: (fn) => batchSends(() => (broker.batch ? broker.batch(fn) : fn())),
 
     async unsubscribeUser(channel, userId) {
       // The other nodes are told even when this node's part fails (voiding authorizations may need Redis too).

@@ -50,6 +50,12 @@ export interface Broker {
    */
   publish(channels: readonly string[], publication: Publication): void | Promise<void>;
   /**
+   * Runs fn; the publications it makes (synchronously) are one dispatch, which may reach the other nodes together:
+   * a group's MessageSent and its members' InboxUpdated delivered in one go cost a member's socket one write. Local
+   * delivery is unchanged (at once). Optional: without it each publication crosses on its own.
+   */
+  batch?<T>(fn: () => T): T;
+  /**
    * This node's first subscriber of `channel`: the other nodes' publications to it are wanted. Returns what
    * resolves once they flow (never rejects), or undefined when there is nothing to wait for.
    */
