@@ -209,7 +209,11 @@ export function redisBroker(redis: RedisConnections, node: string, logger: Logge
     );
   }
 
-  /** The other nodes' share of a dispatch: one promise per item, settled once Redis has it. */
+  /**
+   * The other nodes' share of a dispatch: one promise per item, settled once Redis has it. With a large group's event
+   * in it, every item of the dispatch rides along in its server's message (so each keeps its place), even a small
+   * group's that group commit put in the same batch.
+   */
   function send(items: readonly Item[]): Promise<unknown>[] {
     if (items.some(({ channels, publication }) => publication.kind === 'each' && channels.length >= EACH_AS_ONE_FROM)) {
       const sent = relayAsOne(items);
