@@ -435,10 +435,8 @@ function brokerHandler(registry: ChannelRegistry, server: PusherServer, here: No
   return {
     publication(channels: readonly string[], publication: Publication) {
       const reached = deliver(channels, publication);
-      if (crossNode.fromHere) return;
-      // One event to each of many channels crossed as one message, counted as one per channel (Broker.received).
-      if (publication.kind === 'each') crossNode.delivered += reached;
-      else if (reached > 0) crossNode.delivered++;
+      // Counted per channel, as Broker.received counts them (a dispatch crosses as one message for many channels).
+      if (!crossNode.fromHere) crossNode.delivered += reached;
     },
     command(command: NodeCommand) {
       if (command.kind === 'terminate') {
