@@ -2,9 +2,9 @@
 // queries however many participants there are.
 import { event, type DomainEvent, type JsonPart } from '../events/catalog.js';
 import type { DB } from '../store/database.js';
-import { entryKey, lastMessagesAsSeen } from '../store/own-state.js';
+import { lastMessagesAsSeen } from '../store/own-state.js';
 import { readerStates } from '../store/participants.js';
-import { conversationResource, loadShared, type ReaderState, type SharedConversation } from '../store/read-model.js';
+import { conversationResource, entryKey, loadShared, type ReaderState, type SharedConversation } from '../store/read-model.js';
 
 /**
  * InboxUpdated to the given readers (default: every participant) of one conversation, loaded as it is now, each
@@ -15,7 +15,7 @@ export async function inboxEvents(db: DB, conversationId: number, readers?: read
   // Gone (deleted since the write): nobody is left to tell.
   if (!shared) return [];
   const last = shared.last_message;
-  const own = last === null ? new Map() : await lastMessagesAsSeen(db, states.map((s) => s.user_id), new Map([[conversationId, last.id]]));
+  const own = last === null ? new Map() : await lastMessagesAsSeen(db, states.map((s) => [s.user_id, conversationId] as const), new Map([[conversationId, last.id]]));
   if (own.size === 0) return inboxUpdates(shared, states);
   const events = inboxUpdates(shared, states.filter((s) => !own.has(entryKey(s.user_id, conversationId))));
   for (const s of states) {

@@ -4,11 +4,9 @@
 // inbox, then sync from its cursor" neither misses nor repeats a change.
 import { conversationChanges, feedHorizon, LAST_SEQ, readChanges, type ChangeRow, type FeedPosition } from '../store/change-feed.js';
 import type { DB } from '../store/database.js';
-import { readerStatesOfUser } from '../store/participants.js';
-import { entryKey, lastMessagesAsSeen } from '../store/own-state.js';
-import { conversationResource, loadSharedConversations } from '../store/read-model.js';
 import type { Tx } from '../store/transaction.js';
 import { requireGroup } from './access.js';
+import { inboxEntries } from './inbox-entries.js';
 import type { Actor, ChatContext } from './context.js';
 import { ChatError, invalid } from '../contract/api-errors.js';
 
@@ -141,22 +139,6 @@ async function render(db: DB, userId: number, rows: readonly ChangeRow[]): Promi
     changes.push(changeJson(r, data));
   });
   return changes;
-}
-
-/** The user's InboxUpdated payloads (ConversationResource) of the conversations they are in, as they are now. */
-async function inboxEntries(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, unknown>> {
-  if (conversationIds.length === 0) return new Map();
-  const [shared, states] = await Promise.all([loadSharedConversations(db, conversationIds), readerStatesOfUser(db, userId, conversationIds)]);
-  // The last message as the user sees it where they cleared the history or hid it.
-  const lastIds = new Map([...shared].flatMap(([id, c]) => (c.last_message ? [[id, c.last_message.id] as const] : [])));
-  const own = await lastMessagesAsSeen(db, [userId], lastIds);
-  const entries = new Map<number, unknown>();
-  for (const [id, state] of states) {
-    const conversation = shared.get(id);
-    const key = entryKey(userId, id);
-    if (conversation && state) entries.set(id, conversationResource(own.has(key) ? { ...conversation, last_message: own.get(key)! } : conversation, state));
-  }
-  return entries;
 }
 
 /** The events a group's own history of changes lists: who joined, left, was removed or got another role. */

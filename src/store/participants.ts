@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { chunks, idIn, ROWS_PER_STATEMENT } from './bulk.js';
 import type { DB } from './database.js';
-import { READER_COLUMNS, type ReaderState } from './read-model.js';
+import { entryKey, READER_COLUMNS, type Entry, type ReaderState } from './read-model.js';
 import type { Conversation, Participant, Role } from './schema.js';
 
 export interface Membership {
@@ -146,19 +146,29 @@ export async function setMute(db: DB, conversationId: number, userId: number, mu
     .execute();
 }
 
-/** Read states of a conversation's participants (all, or the given users). */
-/** One user's read states in the conversations among ids that they are in, by conversation. */
-export async function readerStatesOfUser(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, ReaderState>> {
-  if (conversationIds.length === 0) return new Map();
+/**
+ * The read states of (user, conversation) pairs, by entryKey: a pair whose user is not in the conversation is
+ * absent. One query for pairs of many users and conversations (the syncs of a moment together, chat/inbox-entries.ts).
+ */
+export async function readerStatesOfEntries(db: DB, entries: readonly Entry[]): Promise<Map<string, ReaderState>> {
+  const states = new Map<string, ReaderState>();
+  if (entries.length === 0) return states;
+  const wanted = new Set(entries.map(([userId, conversationId]) => entryKey(userId, conversationId)));
   const rows = await db
     .selectFrom('participants')
     .select(['conversation_id', ...READER_COLUMNS])
-    .where('user_id', '=', userId)
-    .where('conversation_id', 'in', conversationIds)
+    .where(idIn('user_id', [...new Set(entries.map(([userId]) => userId))]))
+    .where(idIn('conversation_id', [...new Set(entries.map(([, conversationId]) => conversationId))]))
     .execute();
-  return new Map(rows.map(({ conversation_id, ...state }) => [conversation_id, state]));
+  // Users and conversations are asked as two lists: a user may be in another asked conversation too.
+  for (const { conversation_id, ...state } of rows) {
+    const key = entryKey(state.user_id, conversation_id);
+    if (wanted.has(key)) states.set(key, state);
+  }
+  return states;
 }
 
+/** Read states of a conversation's participants (all, or the given users). */
 export async function readerStates(db: DB, conversationId: number, userIds?: readonly number[]): Promise<ReaderState[]> {
   let query = db
     .selectFrom('participants')

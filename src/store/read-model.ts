@@ -1,6 +1,7 @@
 // The read model: rows → the API's resources (docs/api.md), in a constant number of queries whatever the list's length.
 import { sql, type RawBuilder } from 'kysely';
 import type { DB } from './database.js';
+import { idIn } from './bulk.js';
 import { mentionedUserIdsJson, reactionSummaryJson } from './reactions.js';
 import { threadSummary, type ThreadRow } from './threads.js';
 import type { Conversation, Role } from './schema.js';
@@ -292,6 +293,12 @@ export interface ReaderState {
   readonly muted_until: Date | null;
 }
 
+/** A (user id, conversation id) pair of the inbox: the user's entry of that conversation. */
+export type Entry = readonly [userId: number, conversationId: number];
+
+/** An entry as a map key. */
+export const entryKey = (userId: number, conversationId: number): string => `${userId}:${conversationId}`;
+
 /** The participant columns a ReaderState is read from. */
 export const READER_COLUMNS = ['user_id', 'unread_count', 'last_read_at', 'unread_mention_count', 'muted', 'muted_until'] as const;
 
@@ -363,7 +370,8 @@ export function sharedConversation(c: Conversation, preview: ParticipantResource
 export async function loadSharedConversations(db: DB, ids: readonly number[]): Promise<Map<number, SharedConversation>> {
   const result = new Map<number, SharedConversation>();
   if (ids.length === 0) return result;
-  const conversations = await db.selectFrom('conversations').selectAll().where('id', 'in', ids).execute();
+  // One statement text for any number of ids (a sync batch asks for tens): an `in` list was a statement per length.
+  const conversations = await db.selectFrom('conversations').selectAll().where(idIn('id', ids)).execute();
   const lastIds = conversations.map((c) => c.last_message_id).filter((id): id is number => id !== null);
   const [previews, lastMessages] = await Promise.all([loadPreviews(db, ids), loadMessages(db, lastIds)]);
   for (const c of conversations) {

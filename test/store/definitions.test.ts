@@ -92,7 +92,7 @@ for (const database of DATABASES) {
         for (let i = 0; i < CALLS; i++) {
           assert.equal((await loadMessages(trx, [messageId])).get(messageId)?.body, 'planned once');
           assert.deepEqual((await loadPreviews(trx, [conversationId])).get(conversationId)?.map((p) => p.id), [1, 2, 3]);
-          assert.equal((await lastMessagesAsSeen(trx, [2], new Map([[conversationId, messageId]]))).size, 0, 'nothing cleared or hidden');
+          assert.equal((await lastMessagesAsSeen(trx, [[2, conversationId]], new Map([[conversationId, messageId]]))).size, 0, 'nothing cleared or hidden');
         }
         return (await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
           select statement, generic_plans::int, custom_plans::int from pg_prepared_statements`.execute(trx)).rows;
