@@ -2,11 +2,29 @@
 // transaction, after locking what the check reads (see store/locks.ts).
 import type { DB } from '../store/database.js';
 import { isBlockedEitherWay } from '../store/blocks.js';
-import { directPeer, findMembership, type Membership } from '../store/participants.js';
+import { directPeer, findMembership, participatingEntries, type Membership } from '../store/participants.js';
+import { entryKey, type Entry } from '../store/read-model.js';
+import { turnBatched } from '../store/turn-batches.js';
 import type { Role } from '../store/schema.js';
 import { forbidden, notFound } from '../contract/api-errors.js';
 
 export type { Membership };
+
+const participation = turnBatched(
+  async (db, entries: readonly Entry[]) => {
+    const participating = await participatingEntries(db, entries);
+    return entries.map(([userId, conversationId]) => participating.has(entryKey(userId, conversationId)));
+  },
+  ([userId, conversationId]) => entryKey(userId, conversationId),
+);
+
+/**
+ * Is the user a participant of the conversation now? For reads outside a transaction that ask only this (a channel
+ * subscription's authorization): the checks of a turn are one query (store/turn-batches.ts).
+ */
+export function isParticipant(db: DB, conversationId: number, userId: number): Promise<boolean> {
+  return participation(db).load([userId, conversationId]);
+}
 
 /** The conversation as seen by a participant; 404 for everyone else, so ids cannot be probed. */
 export async function requireParticipant(db: DB, conversationId: number, userId: number): Promise<Membership> {

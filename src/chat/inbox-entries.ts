@@ -1,16 +1,13 @@
 // The inbox entries a sync renders (an InboxUpdated as it is now), loaded for all the syncs of a moment together.
 // After a node dies thousands of clients sync within seconds, each for a conversation or a few: one entry alone
 // takes five queries, so the syncs whose entries are asked in the same turn of the event loop share them (five
-// queries for all). Each batch is read after every sync in it asked, so none sees less than a read of its own.
-import DataLoader from 'dataloader';
+// queries for all; store/turn-batches.ts).
 import type { DB } from '../store/database.js';
 import { lastMessagesAsSeen } from '../store/own-state.js';
 import { readerStatesOfEntries } from '../store/participants.js';
 import { conversationResource, entryKey, loadSharedConversations, type Entry } from '../store/read-model.js';
+import { turnBatched } from '../store/turn-batches.js';
 import type { ConversationResource } from '../contract/resources.js';
-
-/** At most this many entries in one batch: the lists travel as array parameters, and a batch is a few reads. */
-export const INBOX_ENTRY_BATCH_MAX = 500;
 
 /** The entries' ConversationResources (InboxUpdated's payload), each as its user sees it; undefined: not in it. */
 async function loadEntries(db: DB, entries: readonly Entry[]): Promise<(ConversationResource | undefined)[]> {
@@ -28,23 +25,7 @@ async function loadEntries(db: DB, entries: readonly Entry[]): Promise<(Conversa
   });
 }
 
-const loaders = new WeakMap<DB, DataLoader<Entry, ConversationResource | undefined, string>>();
-
-/** One loader per database, made on first use. No cache: every load reads again, only in company. */
-function loaderOf(db: DB): DataLoader<Entry, ConversationResource | undefined, string> {
-  let loader = loaders.get(db);
-  if (!loader) {
-    loader = new DataLoader((entries) => loadEntries(db, entries), {
-      cache: false,
-      maxBatchSize: INBOX_ENTRY_BATCH_MAX,
-      cacheKeyFn: ([userId, conversationId]) => entryKey(userId, conversationId),
-      // The I/O callbacks of one turn (requests, query results) ask before it runs: a turn's syncs share a batch.
-      batchScheduleFn: (run) => setImmediate(run),
-    });
-    loaders.set(db, loader);
-  }
-  return loader;
-}
+const loaderOf = turnBatched(loadEntries, ([userId, conversationId]) => entryKey(userId, conversationId));
 
 /** The user's InboxUpdated payloads of these conversations, as they are now; none for one they are not in. */
 export async function inboxEntries(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, ConversationResource>> {

@@ -13,6 +13,7 @@ import { idIn } from './bulk.js';
 import type { DB } from './database.js';
 import { knownUser, readGeneration, rememberUser, type KnownUser } from './known-users.js';
 import type { Schema } from './schema.js';
+import { turnBatched } from './turn-batches.js';
 
 /** A profile update: an absent field is left as it is. */
 export interface ProfileChanges {
@@ -92,9 +93,28 @@ export async function ensureUser(db: DB, id: number, changes: ProfileChanges, no
 /** The reads of unknown users under way on this node, per database, by user and claimed profile. */
 const standingReads = new WeakMap<DB, Map<string, Promise<Standing>>>();
 
+/** The users' rows as a token's check reads them (profile, erasure, a ban in force at `now`), by id. */
+async function storedUsers(db: DB, ids: readonly number[], now: Date) {
+  const rows = await db.selectFrom('users').select((eb) => ['id', 'name', 'avatar_url', 'erased_at', bannedAt(eb, now)]).where(idIn('id', ids)).execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * The unknown users of a turn's requests read together (store/turn-batches.ts): after a node dies, the others see
+ * thousands of users at once. A batch tests bans at the latest of its requests' times.
+ */
+const storedUsersOfTurn = turnBatched(
+  async (db, asked: readonly { readonly id: number; readonly now: Date }[]) => {
+    const now = new Date(Math.max(...asked.map((a) => a.now.getTime())));
+    const rows = await storedUsers(db, [...new Set(asked.map((a) => a.id))], now);
+    return asked.map((a) => rows.get(a.id));
+  },
+  (a) => String(a.id),
+);
+
 async function readStanding(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<Standing> {
   const since = readGeneration(db);
-  const existing = await db.selectFrom('users').select((eb) => ['name', 'avatar_url', 'erased_at', bannedAt(eb, now)]).where('id', '=', id).executeTakeFirst();
+  const existing = db.isTransaction ? (await storedUsers(db, [id], now)).get(id) : await storedUsersOfTurn(db).load({ id, now });
   if (existing?.erased_at != null) {
     rememberUser(db, id, { name: existing.name, avatar_url: existing.avatar_url, erased: true }, since);
     return 'erased';

@@ -3,20 +3,9 @@
 // see it (none past a cleared history, the one before a message they hid), none for a conversation they are not in.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
 import { inboxEntries } from '../../src/chat/inbox-entries.js';
-import type { DB } from '../../src/store/database.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
-
-/** The database as a separate Kysely instance (so a loader of its own) that counts the statements it runs. */
-function counting(db: DB): { db: DB; statements: () => number } {
-  let statements = 0;
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => (statements++, args.node),
-    transformResult: async (args) => args.result,
-  };
-  return { db: db.withPlugin(plugin), statements: () => statements };
-}
+import { counted } from '../support/statement-counter.js';
 
 for (const database of DATABASES) {
   describe(`inbox entries of syncs (${database})`, () => {
@@ -44,14 +33,14 @@ for (const database of DATABASES) {
     test('the entries of the users asked in one turn take five queries, not five each', async () => {
       // User 4 hid the last message: finding the one before is two queries of its own, so it is left out here.
       const users = members.filter((user) => user !== 4);
-      const { db, statements } = counting(app.app.database.db);
+      const { db, counter } = counted(app.app.database.db);
       const entries = await Promise.all(users.map((user) => inboxEntries(db, user, [group])));
-      assert.equal(statements(), 5, 'conversations, previews, last messages, read states, cleared or hidden');
+      assert.equal(counter.count, 5, 'conversations, previews, last messages, read states, cleared or hidden');
       assert.deepEqual(entries.map((e) => e.size), users.map(() => 1));
     });
 
     test('each entry is the user\'s own: unread count and the last message as they see it', async () => {
-      const { db } = counting(app.app.database.db);
+      const { db } = counted(app.app.database.db);
       const together = await Promise.all(members.map((user) => inboxEntries(db, user, [group])));
       const alone: typeof together = [];
       for (const user of members) alone.push(await inboxEntries(db, user, [group]));
@@ -65,7 +54,7 @@ for (const database of DATABASES) {
     });
 
     test('no entry for a conversation the user is not in, and none for one that does not exist', async () => {
-      const { db } = counting(app.app.database.db);
+      const { db } = counted(app.app.database.db);
       const [outsider, member] = await Promise.all([inboxEntries(db, 999, [group]), inboxEntries(db, 2, [group, 987_654])]);
       assert.equal(outsider.size, 0);
       assert.deepEqual([...member.keys()], [group]);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireParticipant } from '../../chat/access.js';
+import { isParticipant } from '../../chat/access.js';
 import { ChatError } from '../../contract/api-errors.js';
 import { parseChatChannel } from '../../contract/channels.js';
 import { isValidSocketId } from '../../realtime/index.js';
@@ -25,12 +25,10 @@ export const broadcastingRoutes: FastifyPluginAsyncTypebox<HttpDeps> = async (ap
     const channel = parseChatChannel(channelName);
     if (!channel) throw refuse('This channel cannot be subscribed to.');
     if (channel.kind === 'user' && channel.id !== request.actor.userId) throw refuse('This is another user’s channel.');
-    // Only "not a participant" refuses: a database that does not answer is a 503 to retry, since pusher-js gives up
-    // on a channel whose authorization was refused.
-    if (channel.kind === 'conversation') {
-      await requireParticipant(chat.db, channel.id, request.actor.userId).catch((err: unknown) => {
-        throw err instanceof ChatError && err.code === 'not_found' ? refuse('You are not a participant of this conversation.') : err;
-      });
+    // Only "not a participant" refuses: a database that does not answer is a 503 to retry (the error passes on),
+    // since pusher-js gives up on a channel whose authorization was refused.
+    if (channel.kind === 'conversation' && !(await isParticipant(chat.db, channel.id, request.actor.userId))) {
+      throw refuse('You are not a participant of this conversation.');
     }
     return { auth: await channels.authorize(socketId, channelName, request.actor) };
   });
