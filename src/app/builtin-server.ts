@@ -68,7 +68,7 @@ async function startPusherApp(
     webhooks: app.webhookUrls.length > 0 ? createWebhookSender({ urls: app.webhookUrls, appKey: app.key, appSecret: app.secret, logger: appLogger }) : null,
     logger: appLogger.child({ component: 'realtime' }),
   });
-  return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations: parts.authorizations };
+  return { id: app.id, key: app.key, secret: app.secret, realtime, authorizations: realtime.authorizations };
 }
 
 /** The apps' sockets, channels and subscriptions on this node together (for /metrics); null without the built-in server. */

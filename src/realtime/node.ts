@@ -22,7 +22,8 @@ import { batchSends } from './pusher/connection.js';
 import { encodeFrame, frameWithEncodedData } from './pusher/frames.js';
 import { SERVER_TO_USER_PREFIX } from './pusher/signin.js';
 import { PusherServer } from './pusher/server.js';
-import type { AuthorizationLedger } from './authorizations/authorizations.js';
+import { REMEMBER_TTL_MS, type AuthorizationLedger } from './authorizations/authorizations.js';
+import { localFirstLedger } from './authorizations/local-first.js';
 import { whenSettled, type MaybePromise } from './maybe-promise.js';
 import type { OccupancyTracker } from './occupancy/occupancy.js';
 import type { PresenceLeft, PresenceManager } from './presence/presence.js';
@@ -123,6 +124,11 @@ function publishFromHere(broker: Broker, count: CrossNodeCount, channels: readon
 }
 
 export interface RealtimeNode extends Fanout, PusherApiBackend {
+  /**
+   * Where the HTTP auth endpoint records the authorizations it gives (pusher/channel-authorizer.ts): this node's
+   * memory for its own sockets, the shared ledger (settings.authorizations) for the others' (authorizations/local-first.ts).
+   */
+  readonly authorizations: AuthorizationLedger;
   /** Call from the http server's 'upgrade' event. Answers every upgrade (a path outside /app/ with HTTP 404) and returns true. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /**
@@ -157,8 +163,10 @@ export interface RealtimeNode extends Fanout, PusherApiBackend {
 }
 
 /** Builds a node and connects it to its broker; it accepts sockets once this resolves. */
-export async function createRealtimeNode(settings: RealtimeSettings): Promise<RealtimeNode> {
-  validate(settings);
+export async function createRealtimeNode(given: RealtimeSettings): Promise<RealtimeNode> {
+  validate(given);
+  // The node's own sockets' authorizations stay in its memory (server: declared below, asked only later).
+  const settings = { ...given, authorizations: localFirstLedger(given.authorizations, (socketId) => server.hasConnection(socketId), REMEMBER_TTL_MS) };
   const logger = settings.logger.child({ component: 'realtime' });
   const work = new InFlight();
   const crossNode: CrossNodeCount = { fromHere: false, delivered: 0 };
@@ -470,6 +478,7 @@ function nodeApi(
 ): RealtimeNode {
   const { broker, authorizations } = settings;
   return {
+    authorizations,
     handleUpgrade: (req, socket, head) => server.handleUpgrade(req, socket, head),
 
     publish(channels, event, data, exceptSocketId) {

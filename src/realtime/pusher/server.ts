@@ -78,6 +78,11 @@ export class PusherServer {
     this.clientAddress = clientAddressResolver(options.trustedProxies);
   }
 
+  /** Is this socket connected here? */
+  hasConnection(socketId: string): boolean {
+    return this.connections.has(socketId);
+  }
+
   get connectionCount(): number {
     return this.connections.size;
   }
