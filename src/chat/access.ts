@@ -2,7 +2,7 @@
 // transaction, after locking what the check reads (see store/locks.ts).
 import type { DB } from '../store/database.js';
 import { isBlockedEitherWay } from '../store/blocks.js';
-import { directPeer, findMembership, participatingEntries, type Membership } from '../store/participants.js';
+import { directPeer, findMembership, readerStatesOfEntries, type Membership } from '../store/participants.js';
 import { entryKey, type Entry } from '../store/read-model.js';
 import { turnBatched } from '../store/turn-batches.js';
 import type { Role } from '../store/schema.js';
@@ -10,13 +10,11 @@ import { forbidden, notFound } from '../contract/api-errors.js';
 
 export type { Membership };
 
-const participation = turnBatched(
-  async (db, entries: readonly Entry[]) => {
-    const participating = await participatingEntries(db, entries);
-    return entries.map(([userId, conversationId]) => participating.has(entryKey(userId, conversationId)));
-  },
-  ([userId, conversationId]) => entryKey(userId, conversationId),
-);
+// A read state exists for exactly the entries whose user is a participant.
+const participation = turnBatched(async (db, entries: readonly Entry[]) => {
+  const states = await readerStatesOfEntries(db, entries);
+  return entries.map(([userId, conversationId]) => states.has(entryKey(userId, conversationId)));
+});
 
 /**
  * Is the user a participant of the conversation now? For reads outside a transaction that ask only this (a channel

@@ -25,7 +25,7 @@ async function loadEntries(db: DB, entries: readonly Entry[]): Promise<(Conversa
   });
 }
 
-const loaderOf = turnBatched(loadEntries, ([userId, conversationId]) => entryKey(userId, conversationId));
+const loaderOf = turnBatched(loadEntries);
 
 /** The user's InboxUpdated payloads of these conversations, as they are now; none for one they are not in. */
 export async function inboxEntries(db: DB, userId: number, conversationIds: readonly number[]): Promise<Map<number, ConversationResource>> {

@@ -146,22 +146,10 @@ export async function setMute(db: DB, conversationId: number, userId: number, mu
     .execute();
 }
 
-/** Which of these (user, conversation) entries are a participant now, by entryKey. One query for many users. */
-export async function participatingEntries(db: DB, entries: readonly Entry[]): Promise<Set<string>> {
-  if (entries.length === 0) return new Set();
-  const wanted = new Set(entries.map(([userId, conversationId]) => entryKey(userId, conversationId)));
-  const rows = await db
-    .selectFrom('participants')
-    .select(['user_id', 'conversation_id'])
-    .where(idIn('user_id', [...new Set(entries.map(([userId]) => userId))]))
-    .where(idIn('conversation_id', [...new Set(entries.map(([, conversationId]) => conversationId))]))
-    .execute();
-  return new Set(rows.map((r) => entryKey(r.user_id, r.conversation_id)).filter((key) => wanted.has(key)));
-}
-
 /**
  * The read states of (user, conversation) pairs, by entryKey: a pair whose user is not in the conversation is
- * absent. One query for pairs of many users and conversations (the syncs of a moment together, chat/inbox-entries.ts).
+ * absent. One query for pairs of many users and conversations (the syncs and channel authorizations of a moment
+ * together: chat/inbox-entries.ts, chat/access.ts).
  */
 export async function readerStatesOfEntries(db: DB, entries: readonly Entry[]): Promise<Map<string, ReaderState>> {
   const states = new Map<string, ReaderState>();

@@ -13,12 +13,12 @@ export const TURN_BATCH_MAX = 500;
  * A loader per database (made on first use) for `read`, which answers its keys in their order. A batch that fails
  * fails each of its loads with the same error.
  */
-export function turnBatched<K, V>(read: (db: DB, keys: readonly K[]) => Promise<V[]>, keyOf: (key: K) => string): (db: DB) => DataLoader<K, V, string> {
-  const loaders = new WeakMap<DB, DataLoader<K, V, string>>();
+export function turnBatched<K, V>(read: (db: DB, keys: readonly K[]) => Promise<V[]>): (db: DB) => DataLoader<K, V> {
+  const loaders = new WeakMap<DB, DataLoader<K, V>>();
   return (db) => {
     let loader = loaders.get(db);
     if (!loader) {
-      loader = new DataLoader((keys) => read(db, keys), { cache: false, maxBatchSize: TURN_BATCH_MAX, cacheKeyFn: keyOf, batchScheduleFn: (run) => setImmediate(run) });
+      loader = new DataLoader((keys) => read(db, keys), { cache: false, maxBatchSize: TURN_BATCH_MAX, batchScheduleFn: (run) => setImmediate(run) });
       loaders.set(db, loader);
     }
     return loader;

@@ -109,7 +109,6 @@ const storedUsersOfTurn = turnBatched(
     const rows = await storedUsers(db, [...new Set(asked.map((a) => a.id))], now);
     return asked.map((a) => rows.get(a.id));
   },
-  (a) => String(a.id),
 );
 
 async function readStanding(db: DB, id: number, changes: ProfileChanges, now: Date): Promise<Standing> {
