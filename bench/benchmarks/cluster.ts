@@ -56,6 +56,11 @@ interface Params {
   warmupMessages: number;
   stormSockets: number;
   workers: number;
+  /**
+   * BENCH_CLUSTER_RATE: the groups' messages at this fixed rate (messages/s) instead of the closed loop, to compare the
+   * nodes' CPU per delivery on a machine that is not saturated (the table's run leaves it unset).
+   */
+  pacedRate?: number;
 }
 
 function params(smoke: boolean): Params {
@@ -72,11 +77,21 @@ function params(smoke: boolean): Params {
     warmupMessages: smoke ? 1 : 5,
     stormSockets: smoke ? 30 : 5000,
     workers: 2,
+    pacedRate: pacedRate(process.env.BENCH_CLUSTER_RATE),
   };
+}
+
+function pacedRate(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const rate = Number(value);
+  if (!(rate > 0)) throw new Error(`BENCH_CLUSTER_RATE must be a number of messages per second above 0, not ${JSON.stringify(value)}`);
+  return rate;
 }
 
 export async function cluster(options: BenchOptions): Promise<BenchmarkReport> {
   const p = params(options.smoke);
+  // The table is the closed loop's: a paced run is a comparison and writes nothing (--setup implies --no-docs).
+  if (p.pacedRate !== undefined && options.setups.length === 0) throw new Error('BENCH_CLUSTER_RATE is for comparisons: run it with --setup groups');
   const single = machineRedis();
   const sharded = redisClusterAvailable() ? await redisCluster() : null;
   try {
@@ -230,7 +245,8 @@ async function groupsRound(label: string, c: BenchCluster, redis: BenchRedis, p:
     const before = await Promise.all(c.nodes.map(crossNodeCounters));
     const cpu = cpuSnapshot(c.nodes, redis, pools.flatMap((x) => x.pool.pids));
     const started = nowMs();
-    const loop = await closedLoop(message, p.inFlight, p.throughputSeconds * 1000, (sent) => line(`${sent} messages`));
+    const tick = (sent: number) => line(`${sent} messages`);
+    const loop = p.pacedRate === undefined ? await closedLoop(message, p.inFlight, p.throughputSeconds * 1000, tick) : await openLoop(message, p.pacedRate, p.throughputSeconds * 1000, tick);
     if (loop.failed > 0) throw new Error(`${loop.failed} triggers failed: ${loop.errors.join('; ')}`);
     const expected = loop.sent * 2 * p.groupSize;
     const drained = await drain(pools.map((x) => x.pool), expected);
@@ -630,7 +646,7 @@ function report(p: Params, { single, sharded }: Redises, { rows, perNode, notes:
       nodes: `1 on ${single.label}, then ${NODES} (processes of their own) on it${sharded ? `, then ${NODES} on ${sharded.label}` : ''}`,
       groups: `${p.clients.toLocaleString('en-US')} clients in ${p.clients / p.groupSize} groups of ${p.groupSize}, client u on node u mod ${NODES}; each on its group's channel and its own`,
       'group message': `MessageSent to the group's channel and InboxUpdated to its ${p.groupSize} members' channels (Pusher HTTP API, the nodes in turn): ${2 * p.groupSize} deliveries`,
-      'throughput phase': `${p.throughputSeconds} s, ${p.inFlight} messages in flight; ${p.rounds} round(s), the setups taking turns, each setup's best shown`,
+      'throughput phase': `${p.throughputSeconds} s, ${p.pacedRate === undefined ? `${p.inFlight} messages in flight` : `${p.pacedRate} messages/s (BENCH_CLUSTER_RATE)`}; ${p.rounds} round(s), the setups taking turns, each setup's best shown`,
       'large group': `${members} members spread over the ${NODES} nodes, both channels authorized through /broadcasting/auth; ${p.messages} messages (after ${p.warmupMessages}) one at a time, posted to the nodes in turn`,
       'large group and storm on': redis.label,
       'reconnect storm': `${p.stormSockets.toLocaleString('en-US')} chat clients (groups of ${p.groupSize}) on node ${NODES}, killed with SIGKILL; the clients reconnect at once to the other nodes, subscribe both channels and GET /sync from their cursor`,

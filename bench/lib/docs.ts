@@ -150,7 +150,7 @@ export function writeDocs(): string[] {
       'Each prints progress while it runs and a report with the figures, the ratios against its baseline and its targets. ' +
       'A full run (without `--smoke`) also stores its result in `docs/bench/results/<name>.json` and regenerates this page and the charts in `docs/bench/`. ' +
       '`--setup <name>` runs only some setups (for quick comparisons; nothing is written). A full run of one benchmark takes one to four minutes (cluster: about seven). ' +
-      'To look inside a `cluster` run, `BENCH_NODE_ARGS` gives every node process Node options (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`; the nodes then stop with SIGTERM so they can write their profiles) and `BENCH_NODE_LOGS=<dir>` keeps what the surviving nodes wrote during the reconnect storm.',
+      'To look inside a `cluster` run, `BENCH_NODE_ARGS` gives every node process Node options (for example `--cpu-prof --cpu-prof-dir=/tmp/prof`; the nodes then stop with SIGTERM so they can write their profiles) and `BENCH_NODE_LOGS=<dir>` keeps what the surviving nodes wrote during the reconnect storm. `BENCH_CLUSTER_RATE=<messages/s>` with `--setup groups` sends the groups\' messages at that fixed rate instead of the closed loop, to compare the nodes\' CPU per delivery on a machine that is not saturated.',
     '',
     'The machine is shared by every process on it, the benchmark\'s own included: clients, server and database compete for the same cores. ' +
       'Each report therefore shows where the CPU went during the measurement (server, PostgreSQL, clients, and **other**: processes outside the benchmark). ' +
