@@ -151,7 +151,7 @@ async function measure(options: BenchOptions, p: Params, { single, sharded }: Re
           log(`- groups, ${d.label}${p.rounds > 1 ? `, round ${round} of ${p.rounds}` : ''}`);
           const r = await groupsRound(d.label, d.c, d.redis, p);
           const previous = best.get(d.label);
-          if (previous === undefined || r.row.figures.deliveriesPerSecond! > previous.row.figures.deliveriesPerSecond!) best.set(d.label, r);
+          if (previous === undefined || betterRound(r, previous, p.pacedRate !== undefined)) best.set(d.label, r);
         }
       }
       for (const d of deployments) {
@@ -293,6 +293,11 @@ async function groupsRound(label: string, c: BenchCluster, redis: BenchRedis, p:
     for (const pub of publishers) pub.close();
     for (const x of pools) x.pool.close();
   }
+}
+
+/** The fastest round of the closed loop; at a fixed rate, where every round has the same deliveries/s, the one with the least CPU per delivery. */
+function betterRound(a: GroupsRound, b: GroupsRound, paced: boolean): boolean {
+  return paced ? a.row.figures.usPerDelivery! < b.row.figures.usPerDelivery! : a.row.figures.deliveriesPerSecond! > b.row.figures.deliveriesPerSecond!;
 }
 
 /** One group message as the realtime layer carries it: MessageSent to the group, InboxUpdated to each member; through the nodes in turn. */

@@ -1,7 +1,8 @@
 // The Redis broker between nodes (src/realtime/broker/redis.ts), seen from a receiving node's handler: a dispatch
 // that went to every node as one message per Redis server (a group's MessageSent beside its members' InboxUpdated)
 // is handed over whole, in one turn of the event loop and in order, so each socket gets its frames in one write;
-// a channel's later events wait behind it; a part that never comes holds the rest only DISPATCH_HOLD_MS. On the
+// a channel's later events wait behind it; a part that never comes holds the rest only DISPATCH_HOLD_MS. A small
+// group's message travels on its channels' own topics, each channel's events in order. On the
 // machine's one Redis and on a Redis Cluster of this file's own, where a dispatch's parts come from three masters.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -115,6 +116,24 @@ for (const backend of REDIS_BACKENDS) {
         assert.deepEqual(order, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], channel);
       }
       assert.equal(receiver.broker.received() - received0, 10 * (members.length + 1), 'counted once per channel');
+    });
+
+    test('a group of 10’s message reaches another node on its channels’ own topics: each channel’s events in order, each member its own part', async () => {
+      const { conversation, members } = newGroup(10);
+      const channels = [conversation, ...members];
+      await Promise.all(channels.map((c) => receiver.broker.subscribe(c)));
+      try {
+        for (let n = 1; n <= 10; n++) void groupMessage(sender, conversation, members, n);
+        await until(() => receiver.handed.filter((h) => h.channel === members.at(-1)).length === 10, 5_000, () => 'not every message arrived');
+        for (const channel of channels) {
+          const order = receiver.handed.filter((h) => h.channel === channel).map((h) => Number(/"n":(\d+)/.exec(h.data)![1]));
+          assert.deepEqual(order, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], channel);
+        }
+        const own = receiver.handed.filter((h) => h.channel === members[3]).map((h) => h.data);
+        assert.deepEqual(own, Array.from({ length: 10 }, (_, i) => `{"n":${i + 1},"unread_count":3}`));
+      } finally {
+        channels.forEach((c) => receiver.broker.unsubscribe(c));
+      }
     });
 
     test('a member’s later event on its own channel does not overtake the group message held for its other parts', async () => {
