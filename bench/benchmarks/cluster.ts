@@ -68,9 +68,12 @@ interface Params {
    * leaves it unset).
    */
   perNodeRate: number;
+  /** Whether BENCH_CLUSTER_RATE set perNodeRate: a comparison, which writes nothing. */
+  rateSetByEnv: boolean;
 }
 
 function params(smoke: boolean): Params {
+  const rate = perNodeRate(process.env.BENCH_CLUSTER_RATE);
   return {
     clients: smoke ? 30 : 3000,
     groupSize: 10,
@@ -84,7 +87,8 @@ function params(smoke: boolean): Params {
     warmupMessages: smoke ? 1 : 5,
     stormSockets: smoke ? 30 : 5000,
     workers: 2,
-    perNodeRate: perNodeRate(process.env.BENCH_CLUSTER_RATE) ?? (smoke ? 20 : 80),
+    perNodeRate: rate ?? (smoke ? 20 : 80),
+    rateSetByEnv: rate !== undefined,
   };
 }
 
@@ -98,7 +102,7 @@ function perNodeRate(value: string | undefined): number | undefined {
 export async function cluster(options: BenchOptions): Promise<BenchmarkReport> {
   const p = params(options.smoke);
   // The table's paced rounds are at the default rate: another is a comparison and writes nothing (--setup implies --no-docs).
-  if (process.env.BENCH_CLUSTER_RATE && options.setups.length === 0) throw new Error('BENCH_CLUSTER_RATE is for comparisons: run it with --setup groups');
+  if (p.rateSetByEnv && options.setups.length === 0) throw new Error('BENCH_CLUSTER_RATE is for comparisons: run it with --setup groups');
   const single = machineRedis();
   const sharded = redisClusterAvailable() ? await redisCluster() : null;
   try {
@@ -713,7 +717,7 @@ function report(p: Params, { single, sharded }: Redises, { rows, perNode, notes:
       nodes: `1 on ${single.label}, then ${NODES} (processes of their own) on it${sharded ? `, then 1 (paced rounds) and ${NODES} on ${sharded.label}` : ''}`,
       groups: `${p.clients.toLocaleString('en-US')} clients in ${p.clients / p.groupSize} groups of ${p.groupSize}, client u on node u mod ${NODES} (spread) or on node g mod ${NODES} with its group g (each group on one node); each on its group's channel and its own`,
       'group message': `MessageSent to the group's channel and InboxUpdated to its ${p.groupSize} members' channels (Pusher HTTP API, the nodes in turn): ${2 * p.groupSize} deliveries`,
-      'throughput phase': `${p.throughputSeconds} s, ${p.inFlight} messages in flight (the closed loop), then ${p.perNodeRate} messages/s a node${process.env.BENCH_CLUSTER_RATE ? ' (BENCH_CLUSTER_RATE)' : ''} (the same load per node: the closed loop's best round shows the most deliveries/s, a paced one the least CPU per delivery); ${p.rounds} round(s), the setups taking turns`,
+      'throughput phase': `${p.throughputSeconds} s, ${p.inFlight} messages in flight (the closed loop), then ${p.perNodeRate} messages/s a node${p.rateSetByEnv ? ' (BENCH_CLUSTER_RATE)' : ''} (the same load per node: the closed loop's best round shows the most deliveries/s, a paced one the least CPU per delivery); ${p.rounds} round(s), the setups taking turns`,
       'large group': `${members} members spread over the ${NODES} nodes, both channels authorized through /broadcasting/auth; ${p.messages} messages (after ${p.warmupMessages}) one at a time, posted to the nodes in turn`,
       'large group and storm on': redis.label,
       'reconnect storm': `${p.stormSockets.toLocaleString('en-US')} chat clients (groups of ${p.groupSize}) on node ${NODES}, killed with SIGKILL; the clients reconnect at once to the other nodes, subscribe both channels and GET /sync from their cursor`,
