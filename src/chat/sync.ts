@@ -2,9 +2,10 @@
 // received live. A cursor is a feed position with the time it was handed out (for CHAT_SYNC_RETENTION_S) and,
 // when taken with the inbox, that read's snapshot: the transactions it saw already are skipped, so "load the
 // inbox, then sync from its cursor" neither misses nor repeats a change.
-import { conversationChanges, feedHorizon, LAST_SEQ, readChanges, type ChangeRow, type FeedPosition } from '../store/change-feed.js';
+import { conversationChanges, feedHorizon, LAST_SEQ, readChangesOf, type ChangeRow, type FeedPosition, type FeedRead } from '../store/change-feed.js';
 import type { DB } from '../store/database.js';
 import type { Tx } from '../store/transaction.js';
+import { turnBatched } from '../store/turn-batches.js';
 import { requireGroup } from './access.js';
 import { inboxEntries } from './inbox-entries.js';
 import type { Actor, ChatContext } from './context.js';
@@ -39,6 +40,25 @@ interface Cursor extends FeedPosition {
 
 const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
 
+const XID8_MAX = 2n ** 64n - 1n;
+
+/**
+ * Whether PostgreSQL reads the text as a pg_snapshot, as its input function checks it: xmin and xmax from 1 with
+ * xmin ≤ xmax, each running transaction in [xmin, xmax) and in order. Checked here because the syncs of a turn
+ * share one statement (feedReadsOfTurn): a forged cursor must fail its own request, not the others'.
+ */
+function isSnapshot(text: string): boolean {
+  if (!SNAPSHOT.test(text)) return false;
+  const [xmin, xmax, running = ''] = text.split(':').map((part, i) => (i < 2 ? BigInt(part) : part)) as [bigint, bigint, string?];
+  if (xmin < 1n || xmax > XID8_MAX || xmin > xmax) return false;
+  let previous = xmin;
+  for (const xid of running === '' ? [] : running.split(',').map(BigInt)) {
+    if (xid < previous || xid >= xmax) return false;
+    previous = xid;
+  }
+  return true;
+}
+
 export function encodeCursor(cursor: Cursor): string {
   const parts: (number | string)[] = [1, cursor.tx, cursor.seq, cursor.t];
   if (cursor.seen !== null) parts.push(cursor.seen);
@@ -59,7 +79,7 @@ export function decodeCursor(text: string): Cursor {
   const [, tx, seq, t, seen] = parts as unknown[];
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
   if (!count(tx) || !count(seq) || !count(t)) throw badCursor();
-  if (seen !== undefined && (typeof seen !== 'string' || seen.length > 20_000 || !SNAPSHOT.test(seen))) throw badCursor();
+  if (seen !== undefined && (typeof seen !== 'string' || seen.length > 20_000 || !isSnapshot(seen))) throw badCursor();
   return { tx, seq, t, seen: seen ?? null };
 }
 
@@ -88,6 +108,13 @@ export async function cursorNow(db: DB | Tx): Promise<string> {
   return encodeCursor({ tx: horizon - 1, seq: LAST_SEQ, t: Date.now(), seen: xmax > horizon ? snapshot : null });
 }
 
+/**
+ * The feed reads of the syncs asked in the same turn of the event loop, in one statement (store/turn-batches.ts):
+ * after a node dies thousands of clients sync within seconds, and one statement for a turn's syncs costs the
+ * database and the node little more than one for a single sync.
+ */
+const feedReadsOfTurn = turnBatched((db: DB, reads: readonly FeedRead[]) => readChangesOf(db, reads));
+
 /** A user's changes after a cursor; a call without one answers the position now. */
 export async function syncChanges(ctx: ChatContext, actor: Actor, options: { since?: string; limit: number }): Promise<SyncPage> {
   if (options.since === undefined) return { changes: [], cursor: await cursorNow(ctx.db), has_more: false };
@@ -95,19 +122,20 @@ export async function syncChanges(ctx: ChatContext, actor: Actor, options: { sin
   if (Date.now() - since.t > ctx.limits.syncRetentionSeconds * 1000) {
     throw new ChatError('cursor_expired', 'The cursor is older than the change feed keeps (CHAT_SYNC_RETENTION_S): load the state again, then sync from its cursor.');
   }
-  let { horizon, end, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1);
+  const read: FeedRead = { userId: actor.userId, after: since, seen: since.seen, limit: options.limit + 1 };
+  let { horizon, end, rows } = await feedReadsOfTurn(ctx.db).load(read);
   // Transactions that began before this read were still running: until they end, their changes and those of
   // every later one are held back (store/change-feed.ts). Most end within milliseconds; waiting for them (not
   // long) means a sync has every change committed before it was asked, as a client just back online expects.
   if (rows.length <= options.limit && horizon < end && (await horizonReaches(ctx.db, end, SYNC_SETTLE_MS))) {
-    ({ horizon, rows } = await readChanges(ctx.db, actor.userId, since, since.seen, options.limit + 1));
+    ({ horizon, rows } = await feedReadsOfTurn(ctx.db).load(read));
   }
   const hasMore = rows.length > options.limit;
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   // A full page ends at its last change; otherwise everything below the horizon has been read.
-  const read: FeedPosition = last ?? since;
-  const next = hasMore || isAfter(read, { tx: horizon - 1, seq: LAST_SEQ }) ? read : { tx: horizon - 1, seq: LAST_SEQ };
+  const readTo: FeedPosition = last ?? since;
+  const next = hasMore || isAfter(readTo, { tx: horizon - 1, seq: LAST_SEQ }) ? readTo : { tx: horizon - 1, seq: LAST_SEQ };
   // Past the snapshot's end nothing of it can be skipped any more.
   const seen = since.seen !== null && next.tx < snapshotEnd(since.seen) ? since.seen : null;
   return {

@@ -79,66 +79,95 @@ export const FEED_WALK_MAX = 5_000;
  */
 export const FEED_WALK_PER_CONVERSATION = 4;
 
+/** A user's read of the feed: their changes after a position, at most `limit` of them. */
+export interface FeedRead {
+  readonly userId: number;
+  readonly after: FeedPosition;
+  /** A snapshot (pg_snapshot text) whose committed transactions are skipped (a cursor taken with the inbox). */
+  readonly seen: string | null;
+  readonly limit: number;
+}
+
+/** What a read found, with where the feed stood when it did (see feedHorizon). */
+export interface FeedPage {
+  readonly horizon: number;
+  readonly end: number;
+  readonly rows: ChangeRow[];
+}
+
+/** When a read walks the feed rather than probing each conversation (see FEED_WALK_PER_CONVERSATION). */
+export interface WalkThreshold {
+  readonly max: number;
+  readonly perConversation: number;
+}
+
+const WALK: WalkThreshold = { max: FEED_WALK_MAX, perConversation: FEED_WALK_PER_CONVERSATION };
+
 /**
- * A user's changes after a position and below the horizon, in feed order: their own rows, and the rows of every
- * conversation they were a participant of at the time (from the transaction that added them to the one that
- * removed them, both included). `seen`: a snapshot whose committed transactions are skipped (a cursor taken
- * with the inbox). Payloads come as JSON text, to be passed on without decoding. The horizon (see feedHorizon)
- * is taken by the same statement, in the same snapshot, and returned with the rows: one round trip.
+ * Users' changes after their positions and below the horizon, in feed order, in one statement: each read's own
+ * rows, and the rows of every conversation its user was a participant of at the time (from the transaction that
+ * added them to the one that removed them, both included), skipping the transactions its `seen` snapshot saw.
+ * Payloads come as JSON text, to be passed on without decoding. The horizon is taken once by the same statement,
+ * in the same snapshot, and returned with each read's rows: one round trip for all of them.
  *
- * Two plans give the same rows. When the whole feed has few changes after the position against the user's
- * conversations (a client that syncs often, a quiet server, a user of many conversations; counted up to the
- * threshold, see FEED_WALK_PER_CONVERSATION), those are walked in order and each is checked against the user's
- * participation spans: one probe per change. Otherwise each of the user's conversations is read from its own index
- * range: one probe per conversation, however busy the rest of the server is. The count decides in the statement
- * itself: the plan not taken is never run (a one-time filter on the count).
+ * Two plans give the same rows, chosen for each read. When the whole feed has few changes after the position
+ * against the user's conversations (a client that syncs often, a quiet server, a user of many conversations;
+ * counted up to the threshold, see FEED_WALK_PER_CONVERSATION), those are walked in order and each is checked
+ * against the user's participation spans: one probe per change. Otherwise each of the user's conversations is read
+ * from its own index range: one probe per conversation, however busy the rest of the server is. The count decides
+ * in the statement itself: the plan not taken is never run (a filter on the count, evaluated once per read).
  */
-export async function readChanges(
-  db: DB,
-  userId: number,
-  after: FeedPosition,
-  seen: string | null,
-  limit: number,
-  walk: { readonly max: number; readonly perConversation: number } = { max: FEED_WALK_MAX, perConversation: FEED_WALK_PER_CONVERSATION },
-): Promise<{ horizon: number; end: number; rows: ChangeRow[] }> {
-  const unseen = seen === null ? sql`true` : sql`not pg_visible_in_snapshot(c.tx::text::xid8, ${seen}::pg_snapshot)`;
-  // tx >= after.tx restates the row comparison as a plain range, which the planner estimates from its statistics.
-  const afterPosition = sql`(c.tx, c.seq) > (${after.tx}::bigint, ${after.seq}::bigint) and c.tx >= ${after.tx}::bigint and c.tx < (select horizon from h)`;
+export async function readChangesOf(db: DB, reads: readonly FeedRead[], walk: WalkThreshold = WALK): Promise<FeedPage[]> {
+  if (reads.length === 0) return [];
+  const unseen = sql`(r.seen is null or not pg_visible_in_snapshot(c.tx::text::xid8, r.seen::pg_snapshot))`;
+  // tx >= after_tx restates the row comparison as a plain range, which the planner estimates from its statistics.
+  const afterPosition = sql`(c.tx, c.seq) > (r.after_tx, r.after_seq) and c.tx >= r.after_tx and c.tx < (select horizon from h)`;
   const columns = sql`c.tx, c.seq, c.conversation_id, c.user_id, c.type, c.data::text as data, c.at`;
   const inSpan = sql`c.tx >= m.joined_tx and (m.left_tx is null or c.tx <= m.left_tx)`;
   const walking = sql`(select n from few) < (select n from threshold)`;
-  const { rows } = await sql<RawChangeRow & { horizon: string; xmax: string }>`
+  const { rows } = await sql<RawChangeRow & { i: string; horizon: string; xmax: string }>`
     with h as materialized (select h0.horizon, h0.xmax from ${HORIZON}),
-    -- Walk below this many changes: a few per conversation the user was in after the position, at most walk.max.
-    threshold as materialized (select least(${walk.max}::numeric, ${walk.perConversation}::numeric * count(*) + 16)::bigint as n
-      from sync_memberships m where m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint)),
-    -- In key order: an index range from the position, never a scan of the whole feed for the first rows.
-    few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit (select n from threshold)) f),
-    changes as (
-      (select ${columns} from sync_changes c
-        where ${walking} and ${afterPosition} and ${unseen}
-          and (c.user_id = ${userId} or (c.user_id is null and exists (
-            select 1 from sync_memberships m where m.user_id = ${userId} and m.conversation_id = c.conversation_id and ${inSpan})))
-        order by c.tx, c.seq limit ${limit})
-      union all
-      (select ${columns} from sync_changes c
-        where not ${walking} and c.user_id = ${userId} and ${afterPosition} and ${unseen}
-        order by c.tx, c.seq limit ${limit})
-      union all
-      (select ${columns} from sync_memberships m
-        cross join lateral (
-          select c.* from sync_changes c
-          where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
-          order by c.tx, c.seq limit ${limit}) c
-        where not ${walking} and m.user_id = ${userId} and (m.left_tx is null or m.left_tx >= ${after.tx}::bigint))
-    )
-    select h.horizon, h.xmax, x.* from h
-    left join lateral (select * from changes order by tx, seq limit ${limit}) x on true
-    order by x.tx, x.seq`.execute(db);
-  const horizon = Number(rows[0]!.horizon);
-  const end = Number(rows[0]!.xmax);
-  // No change: the one row says only the horizon.
-  return { horizon, end, rows: (rows[0]!.tx as unknown) === null ? [] : rows.map(changeRow) };
+    r as materialized (select * from unnest(
+        ${reads.map((q) => q.userId)}::bigint[], ${reads.map((q) => q.after.tx)}::bigint[], ${reads.map((q) => q.after.seq)}::bigint[],
+        ${reads.map((q) => q.seen)}::text[], ${reads.map((q) => q.limit)}::int[]
+      ) with ordinality as r(user_id, after_tx, after_seq, seen, lim, i))
+    select r.i, h.horizon, h.xmax, x.* from r cross join h
+    left join lateral (
+      -- Walk below this many changes: a few per conversation the user was in after the position, at most walk.max.
+      with threshold as materialized (select least(${walk.max}::numeric, ${walk.perConversation}::numeric * count(*) + 16)::bigint as n
+        from sync_memberships m where m.user_id = r.user_id and (m.left_tx is null or m.left_tx >= r.after_tx)),
+      -- In key order: an index range from the position, never a scan of the whole feed for the first rows.
+      few as materialized (select count(*) as n from (select 1 from sync_changes c where ${afterPosition} order by c.tx, c.seq limit (select n from threshold)) f),
+      changes as (
+        (select ${columns} from sync_changes c
+          where ${walking} and ${afterPosition} and ${unseen}
+            and (c.user_id = r.user_id or (c.user_id is null and exists (
+              select 1 from sync_memberships m where m.user_id = r.user_id and m.conversation_id = c.conversation_id and ${inSpan})))
+          order by c.tx, c.seq limit r.lim)
+        union all
+        (select ${columns} from sync_changes c
+          where not ${walking} and c.user_id = r.user_id and ${afterPosition} and ${unseen}
+          order by c.tx, c.seq limit r.lim)
+        union all
+        (select ${columns} from sync_memberships m
+          cross join lateral (
+            select c.* from sync_changes c
+            where c.conversation_id = m.conversation_id and c.user_id is null and ${afterPosition} and ${inSpan} and ${unseen}
+            order by c.tx, c.seq limit r.lim) c
+          where not ${walking} and m.user_id = r.user_id and (m.left_tx is null or m.left_tx >= r.after_tx))
+      )
+      select * from changes order by tx, seq limit r.lim
+    ) x on true
+    order by r.i, x.tx, x.seq`.execute(db);
+  const pages = reads.map((): FeedPage => ({ horizon: Number(rows[0]!.horizon), end: Number(rows[0]!.xmax), rows: [] }));
+  // A read without a change has one row, which says only the horizon.
+  for (const row of rows) if ((row.tx as unknown) !== null) pages[Number(row.i) - 1]!.rows.push(changeRow(row));
+  return pages;
+}
+
+/** One user's read (readChangesOf). */
+export async function readChanges(db: DB, read: FeedRead, walk: WalkThreshold = WALK): Promise<FeedPage> {
+  return (await readChangesOf(db, [read], walk))[0]!;
 }
 
 const changeRow = (r: RawChangeRow): ChangeRow => ({

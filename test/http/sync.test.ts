@@ -192,6 +192,23 @@ for (const database of DATABASES) {
       }
       assertError(await app.request(null, 'GET', '/sync'), 401);
     });
+
+    test('a cursor whose snapshot PostgreSQL would refuse is 422, and the syncs asked with it are answered', async () => {
+      const [me, other] = newUsers(2);
+      const id = await direct(app, me, other);
+      const since = await cursorOf(app, other);
+      await send(app, me, id, 'hello');
+      const now = Date.now();
+      const forged = ['0:5:', '5:3:', '3:5:2', '3:5:5', '3:9:7,4', '1:18446744073709551616:'].map((seen) =>
+        Buffer.from(JSON.stringify([1, 1, 1, now, seen])).toString('base64url'),
+      );
+      // Asked together, as a reconnect storm's syncs are: they may share one read of the feed.
+      const answers = await Promise.all([...forged.map((c) => app.request(me, 'GET', `/sync?since=${c}`)), app.request(other, 'GET', `/sync?since=${encodeURIComponent(since)}`)]);
+      for (const res of answers.slice(0, -1)) assertError(res, 422);
+      const good = answers.at(-1)!;
+      assert.equal(good.status, 200);
+      assert.ok(good.body.data.changes.some((c: any) => c.type === 'MessageSent' && c.conversation_id === id));
+    });
   });
 }
 

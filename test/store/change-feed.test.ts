@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { SYNC_SETTLE_MS } from '../../src/chat/sync.js';
-import { readChanges } from '../../src/store/change-feed.js';
+import { readChanges, readChangesOf, type FeedRead } from '../../src/store/change-feed.js';
 import { DATABASES, startTestApp, type TestApp } from '../support/app.js';
 import { direct, group, newUsers, send } from '../http/helpers.js';
 
@@ -35,7 +35,7 @@ for (const database of DATABASES) {
       const db = app.app.database.db;
       // Nothing commits meanwhile: every read has the same horizon.
       const read = async (user: number, from: { tx: number; seq: number }, limit: number, walkMax: number) =>
-        (await readChanges(db, user, from, null, limit, { max: walkMax, perConversation: walkMax })).rows;
+        (await readChanges(db, { userId: user, after: from, seen: null, limit }, { max: walkMax, perConversation: walkMax })).rows;
       for (const user of [alice, bob, carol, dave]) {
         const all = await read(user, { tx: 0, seq: 0 }, 1000, Number.MAX_SAFE_INTEGER);
         assert.ok(all.length > 0, `user ${user} has changes`);
@@ -47,6 +47,21 @@ for (const database of DATABASES) {
           assert.deepEqual(probed, walked, `user ${user} after change ${i}`);
           assert.deepEqual(walked, all.slice(i + 1, i + 3));
         }
+      }
+
+      // Reads made together (the syncs of one turn) answer each as it would be answered alone, in its own order,
+      // whichever plan each takes: the same users and positions in one statement, each with its own limit.
+      const reads: FeedRead[] = [];
+      for (const user of [alice, bob, carol, dave, 999_999_999]) {
+        const all = await read(user, { tx: 0, seq: 0 }, 1000, Number.MAX_SAFE_INTEGER);
+        for (const [i, from] of [{ tx: 0, seq: 0 }, ...all].entries()) reads.push({ userId: user, after: from, seen: null, limit: 1 + (i % 3) });
+      }
+      for (const walkMax of [0, Number.MAX_SAFE_INTEGER]) {
+        const walk = { max: walkMax, perConversation: walkMax };
+        const together = await readChangesOf(db, reads, walk);
+        assert.equal(together.length, reads.length);
+        for (const [i, r] of reads.entries()) assert.deepEqual(together[i]!.rows, (await readChanges(db, r, walk)).rows, `read ${i} (user ${r.userId})`);
+        assert.ok(together.every((page) => page.horizon === together[0]!.horizon), 'one horizon for the statement');
       }
     });
   });
