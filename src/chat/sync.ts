@@ -48,11 +48,12 @@ const XID8_MAX = 2n ** 64n - 1n;
  * share one statement (feedReadsOfTurn): a forged cursor must fail its own request, not the others'.
  */
 function isSnapshot(text: string): boolean {
-  if (!SNAPSHOT.test(text)) return false;
-  const [xmin, xmax, running = ''] = text.split(':').map((part, i) => (i < 2 ? BigInt(part) : part)) as [bigint, bigint, string?];
+  const match = SNAPSHOT.exec(text);
+  if (!match) return false;
+  const [xmin, xmax] = [BigInt(match[1]!), BigInt(match[2]!)];
   if (xmin < 1n || xmax > XID8_MAX || xmin > xmax) return false;
   let previous = xmin;
-  for (const xid of running === '' ? [] : running.split(',').map(BigInt)) {
+  for (const xid of match[3]?.split(',').map(BigInt) ?? []) {
     if (xid < previous || xid >= xmax) return false;
     previous = xid;
   }

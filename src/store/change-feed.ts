@@ -159,7 +159,8 @@ export async function readChangesOf(db: DB, reads: readonly FeedRead[], walk: Wa
       select * from changes order by tx, seq limit r.lim
     ) x on true
     order by r.i, x.tx, x.seq`.execute(db);
-  const pages = reads.map((): FeedPage => ({ horizon: Number(rows[0]!.horizon), end: Number(rows[0]!.xmax), rows: [] }));
+  const [horizon, end] = [Number(rows[0]!.horizon), Number(rows[0]!.xmax)];
+  const pages = reads.map((): FeedPage => ({ horizon, end, rows: [] }));
   // A read without a change has one row, which says only the horizon.
   for (const row of rows) if ((row.tx as unknown) !== null) pages[Number(row.i) - 1]!.rows.push(changeRow(row));
   return pages;
